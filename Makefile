@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Builds the bpfscope tools, their tests and man pages; see README.md.
+
+OUTPUT    := build
+CLANG     ?= clang
+LLVM_STRIP ?= llvm-strip
+BPFTOOL   ?= bpftool
+CC        ?= gcc
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+VERSION   := $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1)
+
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
+	-e 's/ppc64le/powerpc/' -e 's/riscv64/riscv/' -e 's/s390x/s390/')
+
+TOOLS     := $(sort $(patsubst tools/%.c,%,$(wildcard tools/*.c)))
+BINS      := $(addprefix $(OUTPUT)/bin/,$(TOOLS))
+COMMON_SRCS := $(wildcard common/*.c)
+COMMON_OBJS := $(patsubst common/%.c,$(OUTPUT)/obj/common/%.o,$(COMMON_SRCS))
+
+CFLAGS    ?= -g -O2
+CFLAGS    += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+	-std=gnu11 -D_GNU_SOURCE -DBPFSCOPE_VERSION='"$(VERSION)"' \
+	-I common -I bpf -I $(OUTPUT)/skel
+BPF_CFLAGS := -g -O2 -Wall -Wno-unused-function -target bpf -D__TARGET_ARCH_$(ARCH) \
+	-I vmlinux -I bpf -I /usr/include/$(shell uname -m)-linux-gnu
+LDLIBS    := -lbpf -ldw -lelf -lz
+
+ifeq ($(STATIC),1)
+LDFLAGS   += -static
+LDLIBS    += -llzma -lbz2 -lpthread
+DEPS_GROUPS := build static
+else
+DEPS_GROUPS := build
+endif
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.PHONY: all deps deps-check check demo install clean vmlinux bench man-lint
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+all: deps-check $(BINS)
+
+deps:
+	@scripts/deps.sh install build static test
+
+deps-check:
+	@scripts/deps.sh check $(DEPS_GROUPS)
+
+$(OUTPUT)/obj/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/vmlinux.h | $(OUTPUT)/obj/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
+
+$(OUTPUT)/skel/%.skel.h: $(OUTPUT)/obj/bpf/%.bpf.o | $(OUTPUT)/skel
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+$(OUTPUT)/obj/common/%.o: common/%.c $(wildcard common/*.h) $(wildcard bpf/*.h) | $(OUTPUT)/obj/common
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/libcommon.a: $(COMMON_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(OUTPUT)/obj/tools/%.o: tools/%.c $(OUTPUT)/skel/%.skel.h $(wildcard common/*.h) $(wildcard bpf/*.h) | $(OUTPUT)/obj/tools
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/bin/%: $(OUTPUT)/obj/tools/%.o $(OUTPUT)/libcommon.a | $(OUTPUT)/bin
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/obj/bpf $(OUTPUT)/skel $(OUTPUT)/obj/common $(OUTPUT)/obj/tools $(OUTPUT)/bin:
+	$(Q)mkdir -p $@
+
+# Test workloads: small C programs the bats suites start and trace.
+WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/tests/%,$(wildcard tests/workloads/*.c))
+WORKLOAD_CFLAGS := -g -O1 -fno-omit-frame-pointer -fno-inline -Wall -pthread
+
+$(OUTPUT)/tests/%: tests/workloads/%.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) $< -o $@ -lpthread
+
+$(OUTPUT)/tests:
+	$(Q)mkdir -p $@
+
+check: deps all $(WORKLOADS)
+	@tests/run-bats
+
+demo: deps all $(WORKLOADS)
+	@scripts/demo.sh
+
+# Figures, not pass/fail: every tests/bench/TOOL script, or BENCH="runqlat ...".
+BENCH ?= $(TOOLS)
+bench: all $(WORKLOADS)
+	@for t in $(BENCH); do [ -x tests/bench/$$t ] && tests/bench/$$t; echo; done
+
+man-lint:
+	@mandoc -Tlint -W warning man/man8/*.8
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/sbin/
+	install -m 0644 $(wildcard man/man8/*.8) $(DESTDIR)$(PREFIX)/share/man/man8/
+
+# The checked-in vmlinux/vmlinux.h is what builds use (CO-RE adapts it to
+# every kernel); this regenerates it from the running kernel's BTF.
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h
+
+clean:
+	rm -rf $(OUTPUT)
+
+-include $(wildcard mk/*.mk)

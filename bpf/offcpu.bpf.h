@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* BPF side shared by offcputime and offwaketime: which threads count, and when they left. */
+#ifndef BPFSCOPE_OFFCPU_BPF_H
+#define BPFSCOPE_OFFCPU_BPF_H
+
+#include "common.bpf.h"
+#include "offcpu.h"
+#include "stacks.bpf.h"
+
+#define PF_KTHREAD 0x00200000
+
+const volatile struct offcpu_filter filter = { .min_us = 1, .max_us = -1ULL, .user_stacks = 1,
+					       .kernel_stacks = 1 };
+
+/* The thread that blocks: never the idle task, and only as the filter says. */
+static __always_inline bool offcpu_wanted(struct task_struct *t, bool btf)
+{
+	__u32 pid = TASK_FIELD(btf, t, pid), flags = TASK_FIELD(btf, t, flags);
+	long state;
+
+	if (!pid)
+		return false;
+	if (filter.tgid && TASK_FIELD(btf, t, tgid) != filter.tgid)
+		return false;
+	if (filter.tid && pid != filter.tid)
+		return false;
+	if (filter.user_threads_only && (flags & PF_KTHREAD))
+		return false;
+	if (filter.kernel_threads_only && !(flags & PF_KTHREAD))
+		return false;
+	if (filter.filter_state) {
+		state = task_state(t, btf);
+		if (filter.state_mask == 0 ? state != 0 : !(state & filter.state_mask))
+			return false;
+	}
+	return true;
+}
+
+/* The current task's stacks, as the filter asks; -EFAULT stands for "not taken". */
+static __always_inline void offcpu_stacks(void *ctx, __s32 *user, __s32 *kernel)
+{
+	*user = filter.user_stacks ? bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK) : -14;
+	*kernel = filter.kernel_stacks ? bpf_get_stackid(ctx, &stacks, 0) : -14;
+}
+
+static __always_inline bool offcpu_in_range(__u64 delta_us)
+{
+	return delta_us >= filter.min_us && delta_us <= filter.max_us;
+}
+
+#endif

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* offwaketime: blocked time by the blocked thread's stack and the stack of its waker. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "offcpu.bpf.h"
+#include "offwaketime.h"
+
+__u64 lost_starts, lost_keys;
+
+/* Per blocked thread: when it left the CPU, its stacks, and who woke it. */
+struct blocked {
+	__u64 ts;
+	struct offwake_key key;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct blocked);
+} blocked_task SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 10240);
+	__type(key, __u32);
+	__type(value, struct blocked);
+} blocked_tid SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 10240);
+	__type(key, struct offwake_key);
+	__type(value, __u64);
+} totals SEC(".maps");
+
+static __always_inline struct blocked *blocked_of(struct task_struct *t, bool btf, bool create)
+{
+	__u32 tid;
+
+	if (btf)
+		return bpf_task_storage_get(&blocked_task, t, 0,
+					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	tid = TASK_FIELD(btf, t, pid);
+	if (create) {
+		static const struct blocked zero;
+
+		bpf_map_update_elem(&blocked_tid, &tid, &zero, BPF_NOEXIST);
+	}
+	return bpf_map_lookup_elem(&blocked_tid, &tid);
+}
+
+/*
+ * sched_waking runs in the waker's context: current is the waker, @p the
+ * thread it wakes. So the stacks taken here are the waker's, recorded with
+ * the wakee -- never the other way round.
+ */
+static __always_inline int on_waking(void *ctx, struct task_struct *p, bool btf)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct blocked *b = blocked_of(p, btf, false);
+
+	if (!b || !b->ts)
+		return 0;	/* not a thread we saw block */
+	b->key.waker_pid = (__u32)id;
+	b->key.waker_tgid = id >> 32;
+	offcpu_stacks(ctx, &b->key.waker_user_stack, &b->key.waker_kernel_stack);
+	bpf_get_current_comm(b->key.waker, sizeof(b->key.waker));
+	return 0;
+}
+
+static __always_inline int on_switch(void *ctx, struct task_struct *prev,
+				     struct task_struct *next, bool btf)
+{
+	__u64 now = bpf_ktime_get_ns(), delta;
+	struct offwake_key key;
+	struct blocked *b;
+
+	/* prev blocks now: its stacks are current's. */
+	if (offcpu_wanted(prev, btf)) {
+		b = blocked_of(prev, btf, true);
+		if (b) {
+			__builtin_memset(&b->key, 0, sizeof(b->key));
+			b->ts = now;
+			b->key.target_pid = TASK_FIELD(btf, prev, pid);
+			b->key.target_tgid = TASK_FIELD(btf, prev, tgid);
+			offcpu_stacks(ctx, &b->key.target_user_stack, &b->key.target_kernel_stack);
+			bpf_get_current_comm(b->key.target, sizeof(b->key.target));
+			/* Not woken (yet): preempted threads are put back without a waker. */
+			b->key.waker_user_stack = b->key.waker_kernel_stack = -14;
+		} else {
+			__sync_fetch_and_add(&lost_starts, 1);
+		}
+	}
+
+	b = blocked_of(next, btf, false);
+	if (!b || !b->ts)
+		return 0;
+	delta = (now - b->ts) / 1000;
+	b->ts = 0;
+	key = b->key;
+	if (!btf) {
+		__u32 tid = TASK_FIELD(btf, next, pid);
+
+		bpf_map_delete_elem(&blocked_tid, &tid);
+	}
+	if (!key.waker_pid || !offcpu_in_range(delta))
+		return 0;
+	if (!stack_count_add(&totals, &key, delta, key.target_tgid, key.waker_tgid))
+		__sync_fetch_and_add(&lost_keys, 1);
+	return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(offwaketime_waking, struct task_struct *p)
+{
+	return on_waking(ctx, p, true);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(offwaketime_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	return on_switch(ctx, prev, next, true);
+}
+
+SEC("raw_tp/sched_waking")
+int BPF_PROG(offwaketime_raw_waking, struct task_struct *p)
+{
+	return on_waking(ctx, p, false);
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(offwaketime_raw_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	return on_switch(ctx, prev, next, false);
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

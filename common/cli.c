@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The argp layer every tool shares: common options, bcc's positionals, help epilog. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "tool.h"
+
+enum {
+	KEY_JSON = 0x0f00,
+	KEY_PERCENTILES,
+};
+
+static struct cli *cli;
+
+unsigned long cli__parse_ulong(struct argp_state *state, const char *what, const char *arg,
+			       unsigned long min, unsigned long max)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || v < min || v > max)
+		argp_error(state, "invalid %s '%s': expected a whole number from %lu to %lu",
+			   what, arg, min, max);
+	return v;
+}
+
+unsigned int cli__parse_seconds(struct argp_state *state, const char *what, const char *arg)
+{
+	return cli__parse_ulong(state, what, arg, 1, UINT_MAX / 1000);
+}
+
+pid_t cli__parse_pid(struct argp_state *state, const char *what, const char *arg)
+{
+	return cli__parse_ulong(state, what, arg, 1, INT_MAX);
+}
+
+int cli__parse_pids(struct argp_state *state, const char *what, const char *arg,
+		    pid_t *out, int max)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int n = 0;
+
+	if (!copy)
+		argp_failure(state, EXIT_RUNTIME, ENOMEM, "cannot parse %s", what);
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (n == max)
+			argp_error(state, "too many %ss in '%s': at most %d", what, arg, max);
+		out[n++] = cli__parse_pid(state, what, tok);
+	}
+	free(copy);
+	if (!n)
+		argp_error(state, "invalid %s list '%s'", what, arg);
+	return n;
+}
+
+static void parse_positional(struct argp_state *state, const char *arg)
+{
+	switch (cli->positional) {
+	case CLI_POS_INTERVAL_COUNT:
+		if (state->arg_num == 0) {
+			cli->interval = cli__parse_seconds(state, "interval", arg);
+			return;
+		}
+		if (state->arg_num == 1) {
+			cli->count = cli__parse_ulong(state, "count", arg, 1, UINT_MAX);
+			return;
+		}
+		break;
+	case CLI_POS_DURATION:
+		if (state->arg_num == 0) {
+			cli->duration = cli__parse_seconds(state, "duration", arg);
+			return;
+		}
+		break;
+	case CLI_POS_NONE:
+		break;
+	}
+	argp_error(state, "unexpected argument '%s'", arg);
+}
+
+static error_t parse_common(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'h':
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP | ARGP_HELP_EXIT_OK);
+		break;
+	case 'v':
+		cli->verbose = true;
+		tool__set_verbose(true);
+		break;
+	case 'T':
+		cli->timestamp = true;
+		break;
+	case KEY_JSON:
+		cli->json = true;
+		break;
+	case KEY_PERCENTILES:
+		cli->percentiles = true;
+		break;
+	case ARGP_KEY_ARG:
+		parse_positional(state, arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const char *default_args_doc(enum cli_positional pos)
+{
+	switch (pos) {
+	case CLI_POS_INTERVAL_COUNT:
+		return "[interval [count]]";
+	case CLI_POS_DURATION:
+		return "[duration]";
+	default:
+		return NULL;
+	}
+}
+
+int cli__parse(struct cli *c, int argc, char **argv)
+{
+	static char version[128];
+	static char doc[4096];
+	struct argp_option common[8] = {};
+	int n = 0;
+
+	cli = c;
+	tool__init(c->name);
+	snprintf(version, sizeof(version), "%s (bpfscope) %s", c->name, BPFSCOPE_VERSION);
+	argp_program_version = version;
+	argp_err_exit_status = EXIT_USAGE;
+
+	common[n++] = (struct argp_option){ "verbose", 'v', NULL, 0,
+		"Print libbpf's debug log and the attach method chosen", -1 };
+	common[n++] = (struct argp_option){ "json", KEY_JSON, NULL, 0,
+		"Print one JSON object per line instead of text", -1 };
+	if (c->flags & CLI_TIMESTAMP)
+		common[n++] = (struct argp_option){ "timestamp", 'T', NULL, 0,
+			"Include a timestamp (HH:MM:SS) with each report", -1 };
+	if (c->flags & CLI_PERCENTILES)
+		common[n++] = (struct argp_option){ "percentiles", KEY_PERCENTILES, NULL, 0,
+			"Add p50/p90/p99/max lines, estimated from the histogram buckets", -1 };
+	common[n++] = (struct argp_option){ NULL, 'h', NULL, OPTION_HIDDEN, "Show this help", -1 };
+
+	struct argp common_argp = { common, parse_common };
+	struct argp_child children[] = { { &common_argp, 0, NULL, 0 }, { NULL } };
+
+	snprintf(doc, sizeof(doc), "%s\v%s%s", c->doc, c->examples ? "EXAMPLES:\n" : "",
+		 c->examples ? c->examples : "");
+	struct argp argp = {
+		.options = c->options,
+		.parser = c->parser,
+		.args_doc = c->args_doc ? c->args_doc : default_args_doc(c->positional),
+		.doc = doc,
+		.children = children,
+	};
+
+	return argp_parse(&argp, argc, argv, 0, NULL, NULL);
+}

@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The flame graph: merge stacks into a tree, lay it out, write SVG with zoom and search. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flamegraph.h"
+#include "stackset.h"
+
+#define WIDTH 1200
+#define FRAME_H 16
+#define PAD_TOP 60
+#define PAD_BOTTOM 30
+#define PAD_SIDE 10
+
+struct node {
+	const char *name;
+	enum frame_kind kind;
+	uint64_t value;
+	struct node *child, *next;	/* first child, next sibling */
+};
+
+static struct node *child_of(struct node *parent, const struct frame *f)
+{
+	struct node *c;
+
+	for (c = parent->child; c; c = c->next)
+		if (c->name == f->name && c->kind == f->kind)
+			return c;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->name = f->name;
+	c->kind = f->kind;
+	c->next = parent->child;
+	parent->child = c;
+	return c;
+}
+
+static void free_tree(struct node *n)
+{
+	while (n) {
+		struct node *next = n->next;
+
+		free_tree(n->child);
+		free(n);
+		n = next;
+	}
+}
+
+static int depth_of(const struct node *n)
+{
+	int d = 0;
+
+	for (const struct node *c = n->child; c; c = c->next) {
+		int cd = depth_of(c);
+
+		if (cd > d)
+			d = cd;
+	}
+	return d + 1;
+}
+
+/* Children alphabetically, as flamegraph.pl does: the x axis is not time. */
+static int cmp_nodes(const void *a, const void *b)
+{
+	return strcmp((*(struct node *const *)a)->name, (*(struct node *const *)b)->name);
+}
+
+static void sort_children(struct node *n)
+{
+	struct node **v;
+	size_t k = 0;
+
+	for (struct node *c = n->child; c; c = c->next)
+		k++;
+	if (k > 1 && (v = malloc(k * sizeof(*v)))) {
+		k = 0;
+		for (struct node *c = n->child; c; c = c->next)
+			v[k++] = c;
+		qsort(v, k, sizeof(*v), cmp_nodes);
+		for (size_t i = 0; i < k; i++)
+			v[i]->next = i + 1 < k ? v[i + 1] : NULL;
+		n->child = v[0];
+		free(v);
+	}
+	for (struct node *c = n->child; c; c = c->next)
+		sort_children(c);
+}
+
+/*
+ * Writes @s as XML character data: escapes markup, and replaces what XML
+ * cannot carry (control characters, bytes that are not UTF-8, as in a
+ * Latin-1 symbol name) with '?', so that one odd name cannot make the
+ * whole file unreadable.
+ */
+static void xml_text(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		unsigned char c = *p;
+		size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
+			     (c & 0xf8) == 0xf0 ? 4 : 0, i;
+
+		for (i = 1; i < len; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				break;
+		if (!len || i < len || (len == 2 && c < 0xc2)) {
+			fputc('?', f);
+			p++;
+			continue;
+		}
+		switch (c) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default:
+			if (c >= 0x20 || c == '\t')
+				fwrite(p, 1, len, f);
+			else
+				fputc('?', f);
+		}
+		p += len;
+	}
+}
+
+/* Red for user code, orange for the kernel, green for JIT, grey for the rest (flamegraph.pl's habit). */
+static void colour(const struct node *n, char *buf, size_t size)
+{
+	uint32_t h = 2166136261u;
+
+	for (const char *p = n->name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	switch (n->kind) {
+	case FRAME_KERNEL:
+		snprintf(buf, size, "rgb(%u,%u,%u)", 220 + h % 35, 120 + (h >> 8) % 60, 30 + (h >> 16) % 30);
+		break;
+	case FRAME_JIT:
+		snprintf(buf, size, "rgb(%u,%u,%u)", 60 + h % 50, 180 + (h >> 8) % 60, 60 + (h >> 16) % 50);
+		break;
+	case FRAME_USER:
+		/* Less green than the kernel's orange, so the two kinds stay apart. */
+		snprintf(buf, size, "rgb(%u,%u,%u)", 205 + h % 50, 50 + (h >> 8) % 60, 40 + (h >> 16) % 40);
+		break;
+	default:
+		snprintf(buf, size, "rgb(%u,%u,%u)", 170 + h % 30, 170 + h % 30, 170 + h % 30);
+	}
+}
+
+static void emit(FILE *f, const struct node *n, double x, int depth, int height, double scale,
+		 uint64_t total, const char *unit)
+{
+	double w = n->value * scale, cx = x;
+	char fill[32];
+
+	colour(n, fill, sizeof(fill));
+	fprintf(f, "<g class=\"f\" data-v=\"%llu\"><title>", (unsigned long long)n->value);
+	xml_text(f, n->name);
+	fprintf(f, " (%llu %s, %.2f%%)</title><rect x=\"%.3f\" y=\"%d\" width=\"%.3f\" height=\"%d\" "
+		"fill=\"%s\" rx=\"2\"/><text x=\"%.3f\" y=\"%d\">",
+		(unsigned long long)n->value, unit, total ? 100.0 * n->value / total : 0, x,
+		height - PAD_BOTTOM - (depth + 1) * FRAME_H, w, FRAME_H - 1, fill, x + 3,
+		height - PAD_BOTTOM - depth * FRAME_H - 4);
+	/* Names that do not fit are cut, with "..": about 7 px a character. */
+	if (w > 21) {
+		size_t fit = (w - 6) / 7, len = strlen(n->name);
+
+		if (len <= fit) {
+			xml_text(f, n->name);
+		} else if (fit > 2) {
+			char *cut = strndup(n->name, fit - 2);
+
+			if (cut) {
+				xml_text(f, cut);
+				fputs("..", f);
+				free(cut);
+			}
+		}
+	}
+	fputs("</text></g>\n", f);
+	for (const struct node *c = n->child; c; c = c->next) {
+		/* Frames under 0.1 px cannot be seen or clicked: they only bloat the file. */
+		if (c->value * scale >= 0.1)
+			emit(f, c, cx, depth + 1, height, scale, total, unit);
+		cx += c->value * scale;
+	}
+}
+
+/* Zoom on click, reset, and a search box: small, and ours. */
+static const char script[] =
+"<script type=\"text/ecmascript\"><![CDATA[\n"
+"var frames = [], matched = document.getElementById('matched');\n"
+"function init() {\n"
+"  var gs = document.getElementsByClassName('f');\n"
+"  for (var i = 0; i < gs.length; i++) {\n"
+"    var r = gs[i].getElementsByTagName('rect')[0], t = gs[i].getElementsByTagName('text')[0];\n"
+"    frames.push({g: gs[i], r: r, t: t, x: +r.getAttribute('x'), w: +r.getAttribute('width'),\n"
+"                 y: +r.getAttribute('y'), label: t.textContent,\n"
+"                 name: gs[i].getElementsByTagName('title')[0].textContent.replace(/ \\([^(]*\\)$/, '')});\n"
+"    gs[i].onclick = zoom.bind(null, frames[frames.length - 1]);\n"
+"  }\n"
+"}\n"
+"function fit(fr, x, w) {\n"
+"  fr.r.setAttribute('x', x); fr.r.setAttribute('width', w); fr.t.setAttribute('x', x + 3);\n"
+"  var n = Math.floor((w - 6) / 7);\n"
+"  fr.t.textContent = w < 21 ? '' : fr.name.length <= n ? fr.name : fr.name.substr(0, n - 2) + '..';\n"
+"  fr.g.style.display = w < 0.5 ? 'none' : '';\n"
+"}\n"
+"function zoom(z) {\n"
+"  var scale = (" "%d" ") / z.w, left = z.x;\n"
+"  frames.forEach(function (fr) {\n"
+"    var inside = fr.x >= z.x - 1e-6 && fr.x + fr.w <= z.x + z.w + 1e-6;\n"
+"    if (fr.y > z.y) { fit(fr, " "%d" " + (fr.x - left) * scale * (inside ? 1 : 0), inside ? fr.w * scale : " "%d" "); fr.r.style.opacity = 0.5; return; }\n"
+"    if (fr.y < z.y && !inside) { fr.g.style.display = 'none'; return; }\n"
+"    fr.r.style.opacity = 1; fit(fr, " "%d" " + (fr.x - left) * scale, fr.w * scale);\n"
+"  });\n"
+"}\n"
+"function reset() { frames.forEach(function (fr) { fr.r.style.opacity = 1; fit(fr, fr.x, fr.w); }); }\n"
+"function search() {\n"
+"  var re = prompt('Search (regular expression)');\n"
+"  if (re === null) return;\n"
+"  var rx = new RegExp(re), total = 0, hit = 0;\n"
+"  frames.forEach(function (fr) {\n"
+"    if (fr.y == Math.max.apply(null, frames.map(function (f) { return f.y; }))) total += +fr.g.dataset.v;\n"
+"    var m = re !== '' && rx.test(fr.name);\n"
+"    fr.r.style.fill = m ? 'rgb(230,0,230)' : '';\n"
+"  });\n"
+"  frames.forEach(function (fr) { if (re !== '' && rx.test(fr.name)) hit = Math.max(hit, +fr.g.dataset.v); });\n"
+"  matched.textContent = re === '' ? '' : 'Matched: ' + (total ? (100 * hit / total).toFixed(1) : 0) + '%% (largest matching frame)';\n"
+"}\n"
+"init();\n"
+"]]></script>\n";
+
+int flamegraph__write(const struct stackset *set, const char *path,
+		      const struct flamegraph_opts *o)
+{
+	struct node root = { .name = "all", .kind = FRAME_UNKNOWN };
+	int depth, height, err = 0;
+	double scale;
+	FILE *f;
+
+	root.value = stackset__total(set);
+	for (size_t i = 0; i < stackset__len(set); i++) {
+		const struct stack *st = stackset__get(set, i);
+		struct node *n = &root;
+
+		for (size_t k = 0; k < st->n && n; k++) {
+			n = child_of(n, &st->frames[k]);
+			if (n)
+				n->value += st->value;
+		}
+		if (!n) {
+			free_tree(root.child);
+			return -ENOMEM;
+		}
+	}
+	sort_children(&root);
+	depth = depth_of(&root);
+	height = PAD_TOP + PAD_BOTTOM + depth * FRAME_H;
+	scale = root.value ? (double)(WIDTH - 2 * PAD_SIDE) / root.value : 0;
+
+	f = fopen(path, "w");
+	if (!f) {
+		err = -errno;
+		free_tree(root.child);
+		return err;
+	}
+	fprintf(f, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+		"xmlns=\"http://www.w3.org/2000/svg\">\n", WIDTH, height, WIDTH, height);
+	fputs("<style>text { font-family: Verdana, sans-serif; font-size: 12px; fill: #000; }\n"
+	      ".f:hover rect { stroke: #000; stroke-width: 0.5; cursor: pointer; }\n"
+	      ".title { font-size: 17px; text-anchor: middle; }\n"
+	      ".sub { font-size: 12px; text-anchor: middle; fill: #555; }\n"
+	      ".ctl { cursor: pointer; fill: #3050a0; }</style>\n", f);
+	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"#f8f8f2\"/>\n"
+		"<text class=\"title\" x=\"%d\" y=\"24\">", WIDTH / 2);
+	xml_text(f, o && o->title ? o->title : "Flame graph");
+	fprintf(f, "</text>\n<text class=\"sub\" x=\"%d\" y=\"44\">", WIDTH / 2);
+	xml_text(f, o && o->subtitle ? o->subtitle : "");
+	fprintf(f, "</text>\n<text class=\"ctl\" x=\"%d\" y=\"24\" onclick=\"reset()\">Reset zoom</text>\n"
+		"<text class=\"ctl\" x=\"%d\" y=\"24\" onclick=\"search()\">Search</text>\n"
+		"<text id=\"matched\" x=\"%d\" y=\"%d\"></text>\n",
+		PAD_SIDE, WIDTH - 60, WIDTH - 400, height - 10);
+	emit(f, &root, PAD_SIDE, 0, height, scale, root.value, o && o->unit ? o->unit : "samples");
+	fprintf(f, script, WIDTH - 2 * PAD_SIDE, PAD_SIDE, 0, PAD_SIDE);
+	fputs("</svg>\n", f);
+	if (fclose(f))
+		err = -errno;
+	free_tree(root.child);
+	return err;
+}

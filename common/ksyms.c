@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* kallsyms loaded once, sorted, searched by bisection, with no "last symbol" fallthrough. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ksyms.h"
+
+struct ksym {
+	uint64_t addr;
+	const char *name;
+	const char *module;	/* NULL: core kernel */
+};
+
+struct module_range {
+	const char *name;
+	uint64_t start, end;
+};
+
+struct ksyms {
+	struct ksym *syms;
+	size_t n, cap;
+	struct module_range *mods;
+	size_t nmods;
+	uint64_t etext;		/* end of the core kernel's text; 0 if unknown */
+	char **strings;
+	size_t nstrings, strings_cap;
+	const char *last_module;
+};
+
+static const char *keep(struct ksyms *k, const char *s)
+{
+	if (k->nstrings == k->strings_cap) {
+		size_t cap = k->strings_cap ? k->strings_cap * 2 : 1024;
+		char **t = realloc(k->strings, cap * sizeof(*t));
+
+		if (!t)
+			return NULL;
+		k->strings = t;
+		k->strings_cap = cap;
+	}
+	return k->strings[k->nstrings++] = strdup(s);
+}
+
+/* Module names repeat thousands of times: share the last one. */
+static const char *module_name(struct ksyms *k, const char *m)
+{
+	if (k->last_module && !strcmp(k->last_module, m))
+		return k->last_module;
+	for (size_t i = 0; i < k->nmods; i++)
+		if (!strcmp(k->mods[i].name, m))
+			return k->last_module = k->mods[i].name;
+	return k->last_module = keep(k, m);
+}
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+struct ksyms *ksyms__parse(FILE *kallsyms, FILE *modules)
+{
+	struct ksyms *k = calloc(1, sizeof(*k));
+	char line[512], name[256], mod[128], type;
+	unsigned long long addr, size;
+
+	if (!k)
+		return NULL;
+	while (modules && fgets(line, sizeof(line), modules)) {
+		struct module_range *t;
+
+		/* "ext4 1019904 1 - Live 0xffffffffc0a00000" */
+		if (sscanf(line, "%127s %llu %*s %*s %*s %llx", mod, &size, &addr) != 3)
+			continue;
+		t = realloc(k->mods, (k->nmods + 1) * sizeof(*t));
+		if (!t)
+			goto err;
+		k->mods = t;
+		k->mods[k->nmods++] = (struct module_range){ keep(k, mod), addr, addr + size };
+	}
+	while (kallsyms && fgets(line, sizeof(line), kallsyms)) {
+		int n = sscanf(line, "%llx %c %255s [%127[^]]]", &addr, &type, name, mod);
+
+		if (n < 3)
+			continue;
+		/* A marker, not code: it bounds the core kernel's text. */
+		if (!strcmp(name, "_etext")) {
+			k->etext = addr;
+			continue;
+		}
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		if (k->n == k->cap) {
+			size_t cap = k->cap ? k->cap * 2 : 65536;
+			struct ksym *t = realloc(k->syms, cap * sizeof(*t));
+
+			if (!t)
+				goto err;
+			k->syms = t;
+			k->cap = cap;
+		}
+		k->syms[k->n++] = (struct ksym){ addr, keep(k, name), n == 4 ? module_name(k, mod) : NULL };
+	}
+	if (k->n)
+		qsort(k->syms, k->n, sizeof(*k->syms), cmp_ksym);
+	return k;
+err:
+	ksyms__free(k);
+	return NULL;
+}
+
+struct ksyms *ksyms__load(void)
+{
+	FILE *ks = fopen("/proc/kallsyms", "r"), *mods = fopen("/proc/modules", "r");
+	struct ksyms *k = NULL;
+
+	if (ks)
+		k = ksyms__parse(ks, mods);
+	else
+		errno = ENOENT;
+	if (ks)
+		fclose(ks);
+	if (mods)
+		fclose(mods);
+	return k;
+}
+
+void ksyms__free(struct ksyms *k)
+{
+	if (!k)
+		return;
+	for (size_t i = 0; i < k->nstrings; i++)
+		free(k->strings[i]);
+	free(k->strings);
+	free(k->syms);
+	free(k->mods);
+	free(k);
+}
+
+/* Is @addr inside the text that symbol @i belongs to? */
+static bool in_region(const struct ksyms *k, size_t i, uint64_t addr)
+{
+	const struct ksym *s = &k->syms[i];
+
+	if (i + 1 < k->n && addr >= k->syms[i + 1].addr)
+		return false;
+	if (!s->module)
+		return !k->etext || addr < k->etext || s->addr >= k->etext;
+	for (size_t m = 0; m < k->nmods; m++)
+		if (k->mods[m].name == s->module || !strcmp(k->mods[m].name, s->module))
+			return addr >= k->mods[m].start && addr < k->mods[m].end;
+	/* [bpf], [kprobes]: no sizes anywhere, so only the next symbol bounds them. */
+	return i + 1 < k->n;
+}
+
+const char *ksyms__find(const struct ksyms *k, uint64_t addr, uint64_t *start,
+			const char **module)
+{
+	size_t lo = 0, hi = k->n;
+
+	if (!k->n || addr < k->syms[0].addr)
+		return NULL;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->syms[mid].addr <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	/* Symbols can share an address (aliases); any of them names it. */
+	if (!in_region(k, lo, addr))
+		return NULL;
+	*start = k->syms[lo].addr;
+	*module = k->syms[lo].module;
+	return k->syms[lo].name;
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Kernel symbols from /proc/kallsyms, with the bounds of the text they belong to. */
+#ifndef BPFSCOPE_KSYMS_H
+#define BPFSCOPE_KSYMS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct ksyms;
+
+struct ksyms *ksyms__load(void);
+/* Parses kallsyms- and modules-formatted streams; for tests and the fuzzer. */
+struct ksyms *ksyms__parse(FILE *kallsyms, FILE *modules);
+void ksyms__free(struct ksyms *k);
+
+/* The symbol containing @addr: its name, start and module (NULL for the core kernel). */
+const char *ksyms__find(const struct ksyms *k, uint64_t addr, uint64_t *start,
+			const char **module);
+
+#endif

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Draining per-CPU and hash maps between reports. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "histogram.h"
+#include "maps.h"
+
+int map__take_percpu_hist(int fd, struct hist *out)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	struct hist *percpu;
+	__u32 zero = 0;
+	int err = 0;
+
+	if (ncpus < 0)
+		return ncpus;
+	percpu = calloc(ncpus, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	memset(out, 0, sizeof(*out));
+	if (bpf_map_lookup_elem(fd, &zero, percpu)) {
+		err = -errno;
+		goto out;
+	}
+	for (int i = 0; i < ncpus; i++)
+		hist__merge(out, &percpu[i]);
+	/* Events between the read and the reset are lost, as in bcc: microseconds' worth. */
+	memset(percpu, 0, ncpus * sizeof(*percpu));
+	if (bpf_map_update_elem(fd, &zero, percpu, BPF_ANY))
+		err = -errno;
+out:
+	free(percpu);
+	return err;
+}
+
+ssize_t map__take_all(int fd, size_t key_size, size_t value_size, void **out)
+{
+	size_t voff = map__value_offset(key_size), rec = voff + value_size;
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char *recs, *prev = NULL;
+	size_t n = 0;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	recs = calloc(info.max_entries ? info.max_entries : 1, rec);
+	if (!recs)
+		return -ENOMEM;
+	while (n < info.max_entries && !bpf_map_get_next_key(fd, prev, recs + n * rec)) {
+		char *r = recs + n * rec;
+
+		prev = r;
+		if (!bpf_map_lookup_elem(fd, r, r + voff))
+			n++;
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, recs + i * rec);
+	*out = recs;
+	return n;
+}

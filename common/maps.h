@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Reading and clearing the aggregation maps that BPF programs fill. */
+#ifndef BPFSCOPE_MAPS_H
+#define BPFSCOPE_MAPS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "hist.h"
+
+/*
+ * Sums the per-CPU copies of the struct hist at key 0 of a PERCPU_ARRAY
+ * into @out and zeroes them. 0 or negative errno.
+ */
+int map__take_percpu_hist(int fd, struct hist *out);
+
+/*
+ * Moves every entry of the hash map @fd into a new array of @n records of
+ * @key_size bytes of key followed by @value_size bytes of value (the value
+ * at offset @key_size rounded up to 8), deleting them from the map. The
+ * caller frees *@out. Returns the count or negative errno.
+ */
+ssize_t map__take_all(int fd, size_t key_size, size_t value_size, void **out);
+
+/* Where the value starts in a record of map__take_all(). */
+static inline size_t map__value_offset(size_t key_size)
+{
+	return (key_size + 7) & ~(size_t)7;
+}
+
+#endif

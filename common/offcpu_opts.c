@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* bcc's offcputime/offwaketime options, parsed once for both tools. */
+#include <limits.h>
+#include <bpf/libbpf.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "offcpu_opts.h"
+#include "proc.h"
+#include "run.h"
+#include "syms.h"
+#include "tool.h"
+
+enum { KEY_STACK_STORAGE = CLI_KEY_TOOL + 0x100, KEY_STATE, KEY_SVG, KEY_PPROF };
+
+struct offcpu_opts offcpu = { .stack_storage = 1024, .min_us = 1, .max_us = ULLONG_MAX };
+
+const struct argp_option offcpu_options[] = {
+	{ "pid", 'p', "PID", 0, "Trace this PID only" },
+	{ "tid", 't', "TID", 0, "Trace this TID only" },
+	{ "user-threads-only", 'u', NULL, 0, "User threads only (no kernel threads)" },
+	{ "kernel-threads-only", 'k', NULL, 0, "Kernel threads only (no user threads)" },
+	{ "user-stacks-only", 'U', NULL, 0, "Show stacks from user space only" },
+	{ "kernel-stacks-only", 'K', NULL, 0, "Show stacks from kernel space only" },
+	{ "delimited", 'd', NULL, 0, "Insert a delimiter between kernel and user stacks" },
+	{ "folded", 'f', NULL, 0, "Output folded format, one line per stack" },
+	{ "stack-storage-size", KEY_STACK_STORAGE, "SIZE", 0,
+	  "Stack traces the kernel can keep (default 1024)" },
+	{ "min-block-time", 'm', "MIN", 0, "Only blocks of at least MIN microseconds (default 1)" },
+	{ "max-block-time", 'M', "MAX", 0, "Only blocks of at most MAX microseconds" },
+	{ "state", KEY_STATE, "STATE", 0,
+	  "Only threads leaving the CPU in a state of this bitmask (0: runnable, 1: "
+	  "interruptible sleep, 2: uninterruptible)" },
+	{ "svg", KEY_SVG, "FILE", 0, "Also write an interactive flame graph to FILE" },
+	{ "pprof", KEY_PPROF, "FILE", 0, "Also write a gzipped pprof profile to FILE" },
+	{},
+};
+
+error_t offcpu__parse(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'p': offcpu.pid = cli__parse_pid(state, "PID", arg); break;
+	case 't': offcpu.tid = cli__parse_pid(state, "TID", arg); break;
+	case 'u': offcpu.user_threads = true; break;
+	case 'k': offcpu.kernel_threads = true; break;
+	case 'U': offcpu.user_only = true; break;
+	case 'K': offcpu.kernel_only = true; break;
+	case 'd': offcpu.delimit = true; break;
+	case 'f': offcpu.folded = true; break;
+	case KEY_STACK_STORAGE:
+		offcpu.stack_storage = cli__parse_ulong(state, "stack storage size", arg, 1, 1 << 24);
+		break;
+	case 'm':
+		offcpu.min_us = cli__parse_ulong(state, "minimum block time", arg, 0, ULONG_MAX);
+		break;
+	case 'M':
+		offcpu.max_us = cli__parse_ulong(state, "maximum block time", arg, 0, ULONG_MAX);
+		break;
+	case KEY_STATE:
+		offcpu.state = cli__parse_ulong(state, "state", arg, 0, LONG_MAX);
+		offcpu.state_set = true;
+		break;
+	case KEY_SVG: offcpu.svg = arg; break;
+	case KEY_PPROF: offcpu.pprof = arg; break;
+	case ARGP_KEY_END:
+		if (offcpu.user_threads && offcpu.kernel_threads)
+			argp_error(state, "-u and -k exclude each other");
+		if (offcpu.user_only && offcpu.kernel_only)
+			argp_error(state, "-U and -K exclude each other");
+		if (offcpu.pid && offcpu.tid)
+			argp_error(state, "-p and -t exclude each other");
+		if (offcpu.min_us > offcpu.max_us)
+			argp_error(state, "-m %llu is above -M %llu", offcpu.min_us, offcpu.max_us);
+		return ARGP_ERR_UNKNOWN;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+struct offcpu_filter offcpu__filter(void)
+{
+	return (struct offcpu_filter){
+		.tgid = offcpu.pid,
+		.tid = offcpu.tid,
+		.user_threads_only = offcpu.user_threads,
+		.kernel_threads_only = offcpu.kernel_threads,
+		.user_stacks = !offcpu.kernel_only,
+		.kernel_stacks = !offcpu.user_only,
+		.filter_state = offcpu.state_set,
+		.state_mask = offcpu.state,
+		.min_us = offcpu.min_us,
+		.max_us = offcpu.max_us,
+	};
+}
+
+int offcpu__check_target(void)
+{
+	pid_t id = offcpu.pid ? offcpu.pid : offcpu.tid;
+
+	if (id && proc__pid_exists(id)) {
+		pr_err("%s %d: no such process", offcpu.pid ? "pid" : "tid", id);
+		return -1;
+	}
+	return 0;
+}
+
+void offcpu__banner(const struct cli *cli, const char *what)
+{
+	char who[64] = "all threads", dur[32] = "... Hit Ctrl-C to end.";
+
+	if (offcpu.pid)
+		snprintf(who, sizeof(who), "PID %d", offcpu.pid);
+	else if (offcpu.tid)
+		snprintf(who, sizeof(who), "TID %d", offcpu.tid);
+	else if (offcpu.user_threads)
+		snprintf(who, sizeof(who), "user threads");
+	else if (offcpu.kernel_threads)
+		snprintf(who, sizeof(who), "kernel threads");
+	if (cli->duration)
+		snprintf(dur, sizeof(dur), " for %u secs.", cli->duration);
+	/* Folded and JSON output keep stdout for data: the line goes to stderr. */
+	fprintf(offcpu.folded || cli->json ? stderr : stdout,
+		"Tracing %s (us) of %s by %s stack%s\n", what, who,
+		offcpu.user_only ? "user" : offcpu.kernel_only ? "kernel" : "user + kernel", dur);
+	fflush(NULL);
+}
+
+static int on_new_pid(void *ctx, void *data, size_t size)
+{
+	if (size >= sizeof(__u32))
+		syms__track_pid(ctx, *(__u32 *)data);
+	return 0;
+}
+
+struct ring_buffer *offcpu__follow_pids(int fd, struct syms *syms)
+{
+	return ring_buffer__new(fd, on_new_pid, syms, NULL);
+}
+
+int offcpu__poll(void *ring_buffer, int timeout_ms)
+{
+	int n = ring_buffer__poll(ring_buffer, timeout_ms);
+
+	return n < 0 ? n : 0;
+}

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* A small protobuf encoder for profile.proto, just what pprof needs, gzipped with zlib. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "pprof.h"
+#include "stackset.h"
+
+/* A growable byte buffer: one protobuf message. */
+struct pb {
+	uint8_t *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void pb_bytes(struct pb *b, const void *data, size_t n)
+{
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 256;
+		uint8_t *t;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		t = realloc(b->p, cap);
+		if (!t) {
+			b->oom = true;
+			return;
+		}
+		b->p = t;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+}
+
+static void pb_varint(struct pb *b, uint64_t v)
+{
+	uint8_t buf[10];
+	int n = 0;
+
+	do {
+		buf[n++] = (v & 0x7f) | (v > 0x7f ? 0x80 : 0);
+		v >>= 7;
+	} while (v);
+	pb_bytes(b, buf, n);
+}
+
+/* Wire types: 0 varint, 2 length-delimited. */
+static void pb_key(struct pb *b, int field, int wire)
+{
+	pb_varint(b, (uint64_t)field << 3 | wire);
+}
+
+static void pb_uint(struct pb *b, int field, uint64_t v)
+{
+	if (!v)
+		return;		/* proto3: zero is the default, not written */
+	pb_key(b, field, 0);
+	pb_varint(b, v);
+}
+
+static void pb_message(struct pb *b, int field, const struct pb *m)
+{
+	pb_key(b, field, 2);
+	pb_varint(b, m->len);
+	pb_bytes(b, m->p, m->len);
+	b->oom |= m->oom;
+}
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
+	return h;
+}
+
+/* An open-addressing index over entries 1..n of a table: slot holds entry + 1. */
+struct index {
+	size_t *slot;
+	size_t cap;
+};
+
+static bool index_grow(struct index *ix, size_t n, uint64_t (*hash)(void *, size_t), void *ctx)
+{
+	size_t cap;
+
+	if ((n + 1) * 2 <= ix->cap)
+		return true;
+	cap = ix->cap ? ix->cap * 2 : 1024;
+	free(ix->slot);
+	ix->slot = calloc(cap, sizeof(*ix->slot));
+	if (!ix->slot)
+		return false;
+	ix->cap = cap;
+	for (size_t e = 1; e <= n; e++) {
+		size_t i = hash(ctx, e) & (cap - 1);
+
+		while (ix->slot[i])
+			i = (i + 1) & (cap - 1);
+		ix->slot[i] = e;
+	}
+	return true;
+}
+
+/* The profile's string table: index 0 is "". */
+struct strtab {
+	const char **s;
+	size_t n, cap;
+	struct index ix;
+};
+
+static uint64_t strtab_hash(void *ctx, size_t e)
+{
+	return hash_str(((struct strtab *)ctx)->s[e]);
+}
+
+static uint64_t str_index(struct strtab *t, const char *s)
+{
+	size_t i;
+
+	if (!s || !*s)
+		return 0;
+	/* Entries are string indexes 1..n-1: index 0 is "" and never looked up. */
+	if (!index_grow(&t->ix, t->n - 1, strtab_hash, t))
+		return 0;
+	for (i = hash_str(s) & (t->ix.cap - 1); t->ix.slot[i]; i = (i + 1) & (t->ix.cap - 1))
+		if (!strcmp(t->s[t->ix.slot[i]], s))
+			return t->ix.slot[i];
+	if (t->n == t->cap) {
+		size_t cap = t->cap * 2;
+		const char **x = realloc(t->s, cap * sizeof(*x));
+
+		if (!x)
+			return 0;
+		t->s = x;
+		t->cap = cap;
+	}
+	t->s[t->n] = s;
+	t->ix.slot[i] = t->n;
+	return t->n++;
+}
+
+/* Distinct frames (name + module) become one Function and one Location each. */
+struct node {
+	const char *name, *module, *build_id;
+	uint64_t addr;
+};
+
+struct nodes {
+	struct node *v;
+	size_t n, cap;
+	struct index ix;
+};
+
+/* Stackset strings are interned: a frame is its (name, module) pointers. */
+static uint64_t frame_hash(const char *name, const char *module)
+{
+	return ((uintptr_t)name * 0x9e3779b97f4a7c15ULL) ^ (uintptr_t)module;
+}
+
+static uint64_t nodes_hash(void *ctx, size_t e)
+{
+	const struct node *n = &((struct nodes *)ctx)->v[e - 1];
+
+	return frame_hash(n->name, n->module);
+}
+
+static uint64_t node_id(struct nodes *ns, const struct frame *f)
+{
+	size_t i;
+
+	if (!index_grow(&ns->ix, ns->n, nodes_hash, ns))
+		return 0;
+	for (i = frame_hash(f->name, f->module) & (ns->ix.cap - 1); ns->ix.slot[i];
+	     i = (i + 1) & (ns->ix.cap - 1)) {
+		const struct node *n = &ns->v[ns->ix.slot[i] - 1];
+
+		if (n->name == f->name && n->module == f->module)
+			return ns->ix.slot[i];
+	}
+	if (ns->n == ns->cap) {
+		size_t cap = ns->cap ? ns->cap * 2 : 1024;
+		struct node *x = realloc(ns->v, cap * sizeof(*x));
+
+		if (!x)
+			return 0;
+		ns->v = x;
+		ns->cap = cap;
+	}
+	ns->v[ns->n] = (struct node){ f->name, f->module, f->build_id, f->addr };
+	ns->ix.slot[i] = ++ns->n;
+	return ns->n;
+}
+
+static void value_type(struct pb *b, int field, struct strtab *t, const char *type,
+		       const char *unit)
+{
+	struct pb m = {};
+
+	pb_uint(&m, 1, str_index(t, type));
+	pb_uint(&m, 2, str_index(t, unit));
+	pb_message(b, field, &m);
+	free(m.p);
+}
+
+static int gzip_to(const char *path, const struct pb *b)
+{
+	gzFile gz = gzopen(path, "wb9");
+	int ok;
+
+	if (!gz)
+		return -errno ? -errno : -EIO;
+	ok = gzwrite(gz, b->p, b->len) == (int)b->len;
+	if (gzclose(gz) != Z_OK)
+		ok = 0;
+	return ok ? 0 : -EIO;
+}
+
+int pprof__write(const struct stackset *set, const char *path, const struct pprof_opts *o)
+{
+	struct strtab t = { .n = 1 };
+	struct nodes ns = {};
+	struct pb out = {}, m = {};
+	uint64_t *ids = NULL;
+	size_t ids_cap = 0;
+	int err;
+
+	t.s = calloc(256, sizeof(*t.s));
+	if (!t.s)
+		return -ENOMEM;
+	t.cap = 256;
+	t.s[0] = "";
+
+	value_type(&out, 1, &t, o->type, o->unit);
+	if (o->type2)
+		value_type(&out, 1, &t, o->type2, o->unit2);
+
+	/* Samples: location ids leaf first, as profile.proto wants them. */
+	for (size_t i = 0; i < stackset__len(set); i++) {
+		const struct stack *st = stackset__get(set, i);
+		struct pb ids_msg = {}, vals = {}, sample = {};
+
+		if (st->n > ids_cap) {
+			uint64_t *x = realloc(ids, st->n * sizeof(*x));
+
+			if (!x)
+				goto oom;
+			ids = x;
+			ids_cap = st->n;
+		}
+		for (size_t k = 0; k < st->n; k++)
+			ids[k] = node_id(&ns, &st->frames[st->n - 1 - k]);
+		for (size_t k = 0; k < st->n; k++)
+			pb_varint(&ids_msg, ids[k]);
+		pb_varint(&vals, st->value);
+		if (o->type2)
+			pb_varint(&vals, st->value * o->scale);
+		pb_message(&sample, 1, &ids_msg);	/* packed location_id */
+		pb_message(&sample, 2, &vals);		/* packed value */
+		pb_message(&out, 2, &sample);
+		free(ids_msg.p);
+		free(vals.p);
+		free(sample.p);
+	}
+
+	/* Mappings: one per binary, with its build id, numbered by its string. */
+	for (size_t i = 0; i < ns.n; i++) {
+		const struct node *n = &ns.v[i];
+		size_t before = t.n;
+		uint64_t name = str_index(&t, n->module);
+
+		if (!n->module || t.n == before)
+			continue;	/* no binary, or one already written */
+		memset(&m, 0, sizeof(m));
+		pb_uint(&m, 1, name);				/* id: its name's index */
+		pb_uint(&m, 5, name);				/* filename */
+		pb_uint(&m, 6, str_index(&t, n->build_id));	/* build_id */
+		pb_uint(&m, 7, 1);				/* has_functions */
+		pb_message(&out, 3, &m);
+		free(m.p);
+	}
+	/* Locations and functions, one each per distinct frame. */
+	for (size_t i = 0; i < ns.n; i++) {
+		const struct node *n = &ns.v[i];
+		struct pb line = {}, loc = {}, fn = {};
+		uint64_t mapping = str_index(&t, n->module);
+		pb_uint(&line, 1, i + 1);			/* function_id */
+		pb_uint(&loc, 1, i + 1);			/* id */
+		pb_uint(&loc, 2, mapping);			/* mapping_id */
+		pb_uint(&loc, 3, n->addr);			/* address */
+		pb_message(&loc, 4, &line);
+		pb_message(&out, 4, &loc);
+		pb_uint(&fn, 1, i + 1);				/* id */
+		pb_uint(&fn, 2, str_index(&t, n->name));	/* name */
+		pb_uint(&fn, 3, str_index(&t, n->name));	/* system_name */
+		pb_uint(&fn, 4, str_index(&t, n->module));	/* filename */
+		pb_message(&out, 5, &fn);
+		free(line.p);
+		free(loc.p);
+		free(fn.p);
+	}
+
+	pb_uint(&out, 9, o->time_nanos);
+	pb_uint(&out, 10, o->duration_nanos);
+	if (o->period_type)
+		value_type(&out, 11, &t, o->period_type, o->period_unit);
+	pb_uint(&out, 12, o->period);
+	/* The string table last: every index above is now allocated. */
+	for (size_t i = 0; i < t.n; i++) {
+		pb_key(&out, 6, 2);
+		pb_varint(&out, strlen(t.s[i]));
+		pb_bytes(&out, t.s[i], strlen(t.s[i]));
+	}
+	err = out.oom ? -ENOMEM : gzip_to(path, &out);
+	goto out;
+oom:
+	err = -ENOMEM;
+out:
+	free(out.p);
+	free(ids);
+	free(ns.v);
+	free(ns.ix.slot);
+	free(t.ix.slot);
+	free(t.s);
+	return err;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Writing a stack set as a gzipped pprof profile (profile.proto) for go tool pprof, Pyroscope, Parca. */
+#ifndef BPFSCOPE_PPROF_H
+#define BPFSCOPE_PPROF_H
+
+#include <stdint.h>
+
+struct stackset;
+
+struct pprof_opts {
+	/* Sample types: the stack's value is in the first; the second, when
+	 * named, is the value times @scale (profile: samples -> cpu nanoseconds). */
+	const char *type, *unit;		/* "samples", "count" */
+	const char *type2, *unit2;		/* "cpu", "nanoseconds"; or NULL */
+	uint64_t scale;
+	const char *period_type, *period_unit;	/* "cpu", "nanoseconds" */
+	int64_t period;
+	int64_t time_nanos;			/* start, since the epoch */
+	int64_t duration_nanos;
+};
+
+/* 0, or negative errno. */
+int pprof__write(const struct stackset *set, const char *path, const struct pprof_opts *opts);
+
+#endif

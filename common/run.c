@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Interval, count and duration handling, and stop signals that still print a report. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "run.h"
+
+static volatile sig_atomic_t stopping;
+
+static void on_signal(int sig)
+{
+	stopping = 1;
+}
+
+bool run__stopping(void)
+{
+	return stopping;
+}
+
+void run__init(struct run *r, const struct cli *cli)
+{
+	r->interval = cli->interval;
+	r->count = cli->count;
+	r->duration = cli->duration;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+void run__print_time(FILE *f, time_t when)
+{
+	char buf[16];
+	struct tm tm;
+
+	localtime_r(&when, &tm);
+	strftime(buf, sizeof(buf), "%H:%M:%S", &tm);
+	fputs(buf, f);
+}
+
+void run__banner(const struct cli *cli, const char *fmt, ...)
+{
+	FILE *f = cli->json ? stderr : stdout;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fputc('\n', f);
+	fflush(f);
+}
+
+/* Waits until @deadline_ms (monotonic) or a stop signal, serving poll/tick. */
+static int wait_until(const struct run *r, long long deadline_ms, long long *next_tick)
+{
+	long long now;
+	int err;
+
+	while (!stopping && (now = now_ms()) < deadline_ms) {
+		long long until = deadline_ms;
+
+		if (r->tick && *next_tick <= now) {
+			err = r->tick(r->ctx);
+			if (err)
+				return err;
+			*next_tick = now + (r->tick_ms ? r->tick_ms : 1000);
+		}
+		if (r->tick && *next_tick < until)
+			until = *next_tick;
+		if (r->poll) {
+			err = r->poll(r->ctx, until - now);
+			if (err < 0 && err != -EINTR)
+				return err;
+		} else {
+			struct timespec ts = {
+				.tv_sec = (until - now) / 1000,
+				.tv_nsec = (until - now) % 1000 * 1000000,
+			};
+			/* A stop signal interrupts the sleep (no SA_RESTART). */
+			nanosleep(&ts, NULL);
+		}
+	}
+	return 0;
+}
+
+int run__loop(const struct run *r)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	long long start = now_ms(), end = -1, next_tick = start, deadline;
+	struct report_info info = {};
+	int err;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	if (r->duration)
+		end = start + r->duration * 1000LL;
+
+	for (;;) {
+		/* From the start, not from the last report: no drift. */
+		if (r->interval)
+			deadline = start + (info.seq + 1) * r->interval * 1000LL;
+		else
+			deadline = LLONG_MAX;
+		if (end >= 0 && deadline > end)
+			deadline = end;
+
+		err = wait_until(r, deadline, &next_tick);
+		if (err)
+			return err;
+
+		info.seq++;
+		info.when = time(NULL);
+		info.last = stopping || (r->count && info.seq >= r->count) ||
+			    (end >= 0 && now_ms() >= end);
+		err = r->report(r->ctx, &info);
+		fflush(stdout);
+		if (err || info.last)
+			return err;
+	}
+}

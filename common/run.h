@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* The run loop every tool shares: intervals, count, duration and signals. */
+#ifndef BPFSCOPE_RUN_H
+#define BPFSCOPE_RUN_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <time.h>
+
+struct cli;
+
+struct report_info {
+	unsigned int seq;	/* 1 for the first report */
+	bool last;		/* no report follows this one */
+	time_t when;
+};
+
+struct run {
+	unsigned int interval;	/* seconds between reports; 0: one report at the end */
+	unsigned int count;	/* stop after this many reports; 0: no limit */
+	unsigned int duration;	/* stop after this many seconds; 0: no limit */
+
+	/* Prints one report and clears what it reported. */
+	int (*report)(void *ctx, const struct report_info *info);
+	/*
+	 * Optional: waits up to @timeout_ms for events (a ring buffer) and
+	 * handles them. Without it the loop sleeps.
+	 */
+	int (*poll)(void *ctx, int timeout_ms);
+	/* Optional: called every tick_ms (default 1000), e.g. to note new processes. */
+	int (*tick)(void *ctx);
+	unsigned int tick_ms;
+	void *ctx;
+};
+
+/* Fills interval, count and duration from the parsed command line. */
+void run__init(struct run *r, const struct cli *cli);
+
+/*
+ * Runs until the count of reports, the duration or SIGINT/SIGTERM/SIGHUP,
+ * whichever comes first; every way out prints a last report. Returns 0, or
+ * the first negative error a callback returned.
+ */
+int run__loop(const struct run *r);
+
+/* True once a stop signal arrived; for tools with their own waits. */
+bool run__stopping(void);
+
+/*
+ * Prints a tool's "Tracing ... Hit Ctrl-C to end." line: on stdout like
+ * bcc, or on stderr with --json so that stdout stays pure JSON.
+ */
+void run__banner(const struct cli *cli, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Prints "HH:MM:SS" of @when (no newline). */
+void run__print_time(FILE *f, time_t when);
+
+#endif

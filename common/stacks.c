@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Reading stack maps and naming their frames, with the tracer's own frames left out. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+
+#include "stacks.h"
+#include "syms.h"
+
+struct stacks {
+	struct syms *syms;
+	int fd;
+	uint64_t ips[STACKS_MAX_DEPTH];
+	uint64_t missed;
+};
+
+struct stacks *stacks__new(struct syms *syms, int stack_map_fd)
+{
+	struct stacks *st = calloc(1, sizeof(*st));
+
+	if (st) {
+		st->syms = syms;
+		st->fd = stack_map_fd;
+	}
+	return st;
+}
+
+void stacks__free(struct stacks *st)
+{
+	free(st);
+}
+
+uint64_t stacks__missed(const struct stacks *st)
+{
+	return st->missed;
+}
+
+static int read_ips(struct stacks *st, int id)
+{
+	int n = 0;
+
+	memset(st->ips, 0, sizeof(st->ips));
+	if (bpf_map_lookup_elem(st->fd, &id, st->ips))
+		return -errno;
+	while (n < STACKS_MAX_DEPTH && st->ips[n])
+		n++;
+	return n;
+}
+
+static int missed(struct stacks *st, struct frame *out, bool kernel)
+{
+	st->missed++;
+	out[0] = (struct frame){
+		.name = kernel ? "[Missed Kernel Stack]" : "[Missed User Stack]",
+		.kind = FRAME_UNKNOWN,
+	};
+	return 1;
+}
+
+/* The program that took the stack, and the tracepoint plumbing that ran it. */
+static bool tracer_frame(const char *name)
+{
+	static const char *const prefixes[] = {
+		"bpf_prog_", "bpf_trace_run", "__bpf_trace_", "__traceiter_", "bpf_get_stack",
+		"__bpf_prog_run",
+	};
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+int stacks__kernel(struct stacks *st, int id, struct frame *out)
+{
+	int n, k = 0;
+	bool leading = true;
+
+	if (id < 0)
+		return stacks__id_lost(id) ? missed(st, out, true) : 0;
+	n = read_ips(st, id);
+	if (n < 0)
+		return missed(st, out, true);
+	for (int i = 0; i < n; i++) {
+		struct sym_info si;
+
+		syms__kernel(st->syms, st->ips[i], &si);
+		if (leading && si.name && tracer_frame(si.name))
+			continue;
+		leading = false;
+		out[k++] = (struct frame){
+			.name = si.name ? si.name : SYM_UNKNOWN_NAME,
+			.kind = si.name ? FRAME_KERNEL : FRAME_UNKNOWN,
+			.addr = st->ips[i],
+			.module = si.module,
+		};
+	}
+	return k;
+}
+
+int stacks__user(struct stacks *st, pid_t tgid, int id, struct frame *out)
+{
+	int n;
+
+	if (id < 0)
+		return stacks__id_lost(id) ? missed(st, out, false) : 0;
+	n = read_ips(st, id);
+	if (n < 0)
+		return missed(st, out, false);
+	for (int i = 0; i < n; i++) {
+		struct sym_info si;
+
+		syms__user(st->syms, tgid, st->ips[i], &si);
+		out[i] = (struct frame){
+			.name = si.name ? si.name : SYM_UNKNOWN_NAME,
+			.kind = si.kind == SYM_JIT ? FRAME_JIT : si.name ? FRAME_USER : FRAME_UNKNOWN,
+			.addr = st->ips[i],
+			.module = si.path,
+			.build_id = si.build_id,
+		};
+	}
+	return n;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* A set of weighted, symbolized stacks: what stack tools collect and every output reads. */
+#ifndef BPFSCOPE_STACKSET_H
+#define BPFSCOPE_STACKSET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum frame_kind {
+	FRAME_ROOT,		/* the process name at the root, as bcc folds it */
+	FRAME_USER,
+	FRAME_KERNEL,
+	FRAME_JIT,		/* from a /tmp/perf-PID.map */
+	FRAME_SEPARATOR,	/* "-" between user and kernel, "--" before a waker */
+	FRAME_UNKNOWN,		/* "[unknown]", "[Missed User Stack]", ... */
+};
+
+struct frame {
+	const char *name;	/* as printed: "vfs_read", "main", "[unknown]", "--" */
+	enum frame_kind kind;
+	uint64_t addr;		/* run-time address; 0 where there is none */
+	const char *module;	/* binary path or kernel module; NULL if none */
+	const char *build_id;	/* hex; NULL if unknown */
+};
+
+struct stack {
+	const struct frame *frames;	/* root first, leaf last */
+	size_t n;
+	uint64_t value;			/* samples, or time in the set's unit */
+};
+
+struct stackset;
+
+struct stackset *stackset__new(void);
+void stackset__free(struct stackset *s);
+
+/*
+ * Adds @value to the stack @frames[0..@n), root first. Stacks with the same
+ * frame names and kinds merge; strings are copied. 0 or -ENOMEM.
+ */
+int stackset__add(struct stackset *s, const struct frame *frames, size_t n, uint64_t value);
+
+size_t stackset__len(const struct stackset *s);
+uint64_t stackset__total(const struct stackset *s);
+
+/* Orders stacks by value, largest first (ties by name), for every reader. */
+void stackset__sort(struct stackset *s);
+const struct stack *stackset__get(const struct stackset *s, size_t i);
+
+/*
+ * Writes "root;frame;...;leaf value" lines, the input of flamegraph.pl,
+ * speedscope and inferno. ';' inside a name becomes ':'.
+ */
+int stackset__write_folded(const struct stackset *s, FILE *f);
+
+#endif

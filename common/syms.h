@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Kernel and user address to symbol resolution, with caches shared across processes. */
+#ifndef BPFSCOPE_SYMS_H
+#define BPFSCOPE_SYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum sym_kind {
+	SYM_UNKNOWN,
+	SYM_KERNEL,
+	SYM_USER,
+	SYM_JIT,	/* from /tmp/perf-PID.map */
+	SYM_VDSO,
+};
+
+struct sym_info {
+	const char *name;	/* NULL when unknown */
+	uint64_t offset;	/* from the symbol's start */
+	const char *module;	/* "ext4", "libc.so.6", "[vdso]"; NULL for the core kernel */
+	const char *path;	/* the binary's path, for user frames */
+	const char *build_id;	/* hex, when the binary has one */
+	enum sym_kind kind;
+};
+
+/* Unknown frames are spelled this way everywhere. */
+#define SYM_UNKNOWN_NAME "[unknown]"
+
+enum sym_format {
+	SYM_FMT_OFFSET = 1 << 0,	/* "+0x1a" */
+	SYM_FMT_MODULE = 1 << 1,	/* " [libc.so.6]" */
+};
+
+struct syms;
+
+/* NULL and errno on failure. */
+struct syms *syms__new(void);
+void syms__free(struct syms *s);
+
+/*
+ * Kernel addresses, from /proc/kallsyms read once. An address past the end
+ * of the text its nearest symbol belongs to is unknown: 0 or -ENOENT.
+ */
+int syms__kernel(struct syms *s, uint64_t addr, struct sym_info *out);
+
+/*
+ * Reads process @pid's executable mappings now and opens their files, so
+ * that its addresses still resolve after it exits. Tools call it as soon as
+ * a pid shows up in their maps. 0, or -ESRCH when the process is gone.
+ */
+int syms__track_pid(struct syms *s, pid_t pid);
+
+/*
+ * User address @addr of process @pid (tracked on first use if not yet).
+ * 0, or -ENOENT with out->kind SYM_UNKNOWN when nothing names it.
+ */
+int syms__user(struct syms *s, pid_t pid, uint64_t addr, struct sym_info *out);
+
+/*
+ * The symbol at file offset @offset of the ELF file open on @fd (the
+ * descriptor stays the caller's), as stack maps in build-id mode give it.
+ */
+int syms__file(struct syms *s, int fd, uint64_t offset, struct sym_info *out);
+
+/* "name", "name+0x1a", "name [module]"...; SYM_UNKNOWN_NAME when unknown. */
+size_t sym_info__format(const struct sym_info *si, char *buf, size_t size, unsigned int flags);
+
+#endif

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Diagnostics on stderr with the tool's name, libbpf log routing and the privilege check. */
+#include <errno.h>
+#include <malloc.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
+#include <bpf/libbpf.h>
+
+#include "probe.h"
+#include "tool.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+const char *tool_name = "bpfscope";
+bool tool_verbose;
+
+static void vpr(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", tool_name);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void pr_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vpr(fmt, ap);
+	va_end(ap);
+}
+
+void pr_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vpr(fmt, ap);
+	va_end(ap);
+}
+
+void pr_debug(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!tool_verbose)
+		return;
+	va_start(ap, fmt);
+	vpr(fmt, ap);
+	va_end(ap);
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	/*
+	 * Without -v libbpf stays quiet: its warnings repeat, in libbpf's
+	 * words, a failure the tool reports once in its own.
+	 */
+	if (!tool_verbose)
+		return 0;
+	fprintf(stderr, "%s: ", tool_name);
+	return vfprintf(stderr, fmt, ap);
+}
+
+void tool__init(const char *name)
+{
+	tool_name = name;
+	libbpf_set_print(libbpf_print);
+	/*
+	 * libbpf 1.x raises RLIMIT_MEMLOCK by itself only on kernels that
+	 * still charge BPF memory to it (before 5.11); nothing to do here.
+	 */
+}
+
+void tool__set_verbose(bool verbose)
+{
+	tool_verbose = verbose;
+}
+
+static bool has_cap(const struct __user_cap_data_struct *d, int cap)
+{
+	return d[cap / 32].effective & (1U << (cap % 32));
+}
+
+int tool__check_privileges(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+
+	if (geteuid() == 0)
+		return 0;
+	if (!syscall(SYS_capget, &hdr, data) &&
+	    (has_cap(data, CAP_SYS_ADMIN) ||
+	     (has_cap(data, CAP_BPF) && has_cap(data, CAP_PERFMON))))
+		return 0;
+	pr_err("need root (or CAP_BPF and CAP_PERFMON); try sudo");
+	return -EPERM;
+}
+
+void tool__report_bpf_error(const char *what, int err)
+{
+	const char *hint = "";
+
+	if (err < 0)
+		err = -err;
+	switch (err) {
+	case EPERM:
+	case EACCES:
+		hint = " (run as root; a lockdown=confidentiality kernel refuses tracing)";
+		break;
+	case ENOENT:
+		hint = " (the kernel lacks a hook or BTF this tool needs; -v shows libbpf's log)";
+		break;
+	case ENOSPC:
+	case E2BIG:
+	case EINVAL:
+		hint = " (-v shows the verifier's log)";
+		break;
+	}
+	pr_err("cannot %s: %s%s", what, strerror(err), hint);
+}
+
+int tool__load(struct bpf_object_skeleton *s)
+{
+	int err;
+
+	probe__release();
+	err = bpf_object__load_skeleton(s);
+	if (err)
+		tool__report_bpf_error("load BPF programs", err);
+	/*
+	 * libbpf parsed the kernel's BTF (5+ MiB) for CO-RE and freed it;
+	 * hand those pages back instead of carrying them for the whole run.
+	 */
+	malloc_trim(0);
+	return err;
+}
+
+int tool__attach(struct bpf_object_skeleton *s)
+{
+	int err = bpf_object__attach_skeleton(s);
+
+	if (err)
+		tool__report_bpf_error("attach BPF programs", err);
+	return err;
+}

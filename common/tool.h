@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* A tool's identity and diagnostics: its name on every message, -v, privileges. */
+#ifndef BPFSCOPE_TOOL_H
+#define BPFSCOPE_TOOL_H
+
+#include <stdbool.h>
+
+/* Exit codes every tool shares (CONVENTIONS.md). */
+enum {
+	EXIT_OK = 0,
+	EXIT_RUNTIME = 1,	/* cannot load, attach, open; target died */
+	EXIT_USAGE = 2,
+};
+
+extern const char *tool_name;
+extern bool tool_verbose;
+
+/* Names the tool on diagnostics and routes libbpf's log (debug only with -v). */
+void tool__init(const char *name);
+void tool__set_verbose(bool verbose);
+
+void pr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pr_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * 0 when the process may load and attach tracing programs (root, or
+ * CAP_BPF and CAP_PERFMON), else -EPERM after printing what to do.
+ */
+int tool__check_privileges(void);
+
+/*
+ * Reports a failed libbpf call @what (e.g. "load BPF programs") with the
+ * errno it returned and, where one is known, what the user can do about it.
+ */
+void tool__report_bpf_error(const char *what, int err);
+
+struct bpf_object_skeleton;
+
+/*
+ * Loads (verifies) and attaches a skeleton's programs, reporting a failure
+ * once, with what the user can do about it. Return 0 or negative errno.
+ */
+int tool__load(struct bpf_object_skeleton *s);
+int tool__attach(struct bpf_object_skeleton *s);
+
+#endif

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Finding user-space functions to probe: libraries by short name, symbols, file offsets. */
+#ifndef BPFSCOPE_UPROBES_H
+#define BPFSCOPE_UPROBES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <regex.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct uprobe_func {
+	char *name;
+	uint64_t offset;	/* in the file, what uprobes attach by */
+};
+
+/*
+ * Resolves @lib as bcc does: a path; or a library by short name ("c",
+ * "pthread") or soname ("libc.so.6"), through the maps of process @pid when
+ * given, else /etc/ld.so.cache and then the usual directories. With @pid the
+ * result is seen through /proc/PID/root, so processes in containers work.
+ * 0, or -ENOENT.
+ */
+int uprobes__resolve(const char *lib, pid_t pid, char *path, size_t size);
+
+/*
+ * Compiles @pattern as bcc matches its -r patterns (Python's re.match): an
+ * extended regular expression anchored at the start of the name only, so
+ * "vfs_" matches vfs_read and "read$" matches read but not pread. 0 or
+ * -EINVAL.
+ */
+int uprobes__regcomp(regex_t *re, const char *pattern);
+
+/*
+ * The functions of ELF file @path whose names match @pattern (a shell
+ * wildcard, or a regular expression as uprobes__regcomp() if @regex): defined, not
+ * indirect (IFUNC resolvers would be timed instead of the function), one
+ * per address. At most @max; -E2BIG beyond, -ENOENT for none.
+ */
+ssize_t uprobes__find(const char *path, const char *pattern, bool regex, size_t max,
+		      struct uprobe_func **out);
+void uprobes__free(struct uprobe_func *funcs, size_t n);
+
+/* Was @path built by Go? Its goroutine stacks move, which uretprobes cannot survive. */
+bool uprobes__is_go(const char *path);
+
+#endif

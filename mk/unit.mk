@@ -1,0 +1,22 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Unit-test drivers for common/: small programs linked with libcommon.a.
+
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(wildcard tests/unit/*.c))
+
+$(OUTPUT)/tests/unit/%: tests/unit/%.c $(OUTPUT)/libcommon.a
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $< $(OUTPUT)/libcommon.a $(LDLIBS) -o $@
+
+check: $(UNIT_BINS)
+
+# The symbolizer's test workload: a PIE executable and the library it links.
+$(OUTPUT)/tests/libsymlib.so: tests/symwork/symlib.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) -g -O1 -fPIC -shared $< -o $@
+
+$(OUTPUT)/tests/symwork: tests/symwork/symwork.c $(OUTPUT)/tests/libsymlib.so | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) -g -O1 -fno-inline -fPIE -pie $< -L$(OUTPUT)/tests -lsymlib -Wl,-rpath,'$$ORIGIN' -o $@
+
+check: $(OUTPUT)/tests/symwork

@@ -1,0 +1,75 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Checks for (or, with "install", installs) the Debian packages a make target needs.
+#
+# usage: deps.sh check|install GROUP...   (groups: build static test vm fuzz)
+set -u
+
+mode=$1; shift
+
+# Each line: group, package, and the file or command that proves it is installed.
+# Kept in a variable, not behind a command: the check must work however
+# little is installed.
+TABLE="
+build clang cmd:clang
+build llvm cmd:llvm-strip
+build bpftool cmd:bpftool
+build libbpf-dev file:/usr/include/bpf/libbpf.h
+build libelf-dev file:/usr/include/libelf.h
+build libdw-dev file:/usr/include/elfutils/libdwfl.h
+build zlib1g-dev file:/usr/include/zlib.h
+build make cmd:make
+build gcc cmd:gcc
+static liblzma-dev file:/usr/include/lzma.h
+static libbz2-dev file:/usr/include/bzlib.h
+test bats cmd:bats
+test bats-support file:/usr/lib/bats/bats-support/load.bash
+test bats-assert file:/usr/lib/bats/bats-assert/load.bash
+test jq cmd:jq
+test mandoc cmd:mandoc
+test libxml2-utils cmd:xmllint
+test golang-go cmd:go
+test util-linux cmd:setpriv
+test procps cmd:pgrep
+vm qemu-system-x86 cmd:qemu-system-x86_64
+vm busybox-static file:/bin/busybox
+vm cpio cmd:cpio
+vm xz-utils cmd:xz
+fuzz libclang-rt-14-dev file:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
+"
+
+have() {
+	case $1 in
+	cmd:*) command -v "${1#cmd:}" >/dev/null 2>&1 ;;
+	file:*) [ -e "${1#file:}" ] ;;
+	esac
+}
+
+missing=""
+for group in "$@"; do
+	while read -r g pkg probe; do
+		[ "$g" = "$group" ] || continue
+		have "$probe" || missing="$missing $pkg"
+	done <<END
+$TABLE
+END
+done
+missing=${missing# }
+[ -z "$missing" ] && exit 0
+
+case $mode in
+check)
+	echo "missing: $missing (Debian packages); run: sudo make deps" >&2
+	exit 1
+	;;
+install)
+	if [ "$(id -u)" != 0 ]; then
+		echo "missing: $missing; installing packages needs root: sudo make deps" >&2
+		exit 1
+	fi
+	echo "installing: $missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq || exit 1
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null || exit 1
+	;;
+esac

@@ -1,0 +1,327 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# funclatency on the functions of tests/workloads/funcs.c, whose latencies and
+# call counts are known: 20 x 10 ms, 1000 x immediate, 10 x 5 nested (1 ms at
+# the bottom), and 100 pipe reads through libc's read().
+
+load helpers
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	F=$WL/funcs
+}
+
+teardown() {
+	stop_bg ${FPID:-} ${WPID:-} ${OTHER:-}
+	assert_nothing_loaded funclatency
+}
+
+start_workload() {
+	"$F" > "$T/work" &
+	WPID=$!
+	wait_for_line "$T/work" '^pid '
+}
+
+# Runs funclatency with the arguments on the gated workload, releases it,
+# and stops the tool once the workload is done. "@PID" stands for the
+# workload's pid.
+trace() {
+	start_workload
+	"$BIN/funclatency" "${@/#@PID/$WPID}" > "$T/out" 2> "$T/err" &
+	FPID=$!
+	wait_for_line "$T/out" 'Tracing' 10 2>/dev/null || wait_for_line "$T/err" 'Tracing' 10
+	kill -USR1 "$WPID"
+	wait "$WPID"
+	WORKPID=$WPID
+	WPID=
+	kill -INT "$FPID"
+	wait "$FPID"
+	RC=$?
+	FPID=
+}
+
+# Starts two gated workloads: WPID and OTHER, both making the same calls.
+start_pair() {
+	"$F" > "$T/other" &
+	OTHER=$!
+	wait_for_line "$T/other" '^pid '
+	start_workload
+}
+
+# Runs funclatency with the arguments while both workloads of start_pair run.
+trace_pair() {
+	"$BIN/funclatency" "$@" > "$T/out" 2> "$T/err" &
+	FPID=$!
+	wait_for_line "$T/out" 'Tracing'
+	kill -USR1 "$WPID" "$OTHER"
+	wait "$WPID" "$OTHER"
+	WPID= OTHER=
+	kill -INT "$FPID"
+	wait "$FPID"
+	RC=$?
+	FPID=
+}
+
+# Count in the rows whose low bound is at least $1 (and below $2, if given).
+rows_between() {
+	awk -v lo="$1" -v hi="${2:-1e30}" '/ -> .* : [0-9]+ +\|/ && $1 >= lo && $1 < hi { n += $5 } END { print n + 0 }' "$T/out"
+}
+
+@test "funclatency -m: a function that sleeps 10 ms, 20 calls, all in the 8-15 ms row" {
+	require_bpf
+	trace -m "$F:slow_func"
+	[ "$RC" -eq 0 ]
+	run grep 'Tracing 1 function for' "$T/out"
+	assert_success
+	[ "$(hist_total "$T/out")" -eq 20 ]
+	[ "$(rows_between 8 16)" -eq 20 ]
+	run grep -E '^avg = 1[0-9] msecs, total: [0-9]+ msecs, count: 20$' "$T/out"
+	assert_success
+}
+
+@test "funclatency: a function that returns at once, 1000 calls, all under 1 ms" {
+	require_bpf
+	trace "$F:fast_func"
+	[ "$(hist_total "$T/out")" -eq 1000 ]
+	# Only the uprobe round trip itself: microseconds; a preemption on a
+	# loaded machine may stretch a few calls past 1 ms, not more than 1%.
+	[ "$(rows_between 1048576)" -le 10 ]
+	run grep 'nsecs               : count     distribution' "$T/out"
+	assert_success
+}
+
+@test "funclatency times each level of a recursion, not just the innermost" {
+	require_bpf
+	trace -u "$F:recurse"
+	# 10 calls of recurse(4): 50 nested calls, each containing the 1 ms sleep.
+	[ "$(hist_total "$T/out")" -eq 50 ]
+	[ "$(rows_between 0 512)" -eq 0 ] || fail "calls under 512 us: nesting mistimed: $(cat "$T/out")"
+}
+
+@test "funclatency -l 2 times two levels and says how many calls went untimed" {
+	require_bpf
+	trace -u -l 2 "$F:recurse"
+	[ "$(hist_total "$T/out")" -eq 20 ]
+	run cat "$T/err"
+	assert_output --partial "30 calls nested deeper than 2 were not timed"
+}
+
+@test "funclatency -F with a wildcard: one histogram per matching function" {
+	require_bpf
+	trace -F "$F:*_func"
+	run grep 'Tracing 2 functions' "$T/out"
+	assert_success
+	for f in slow_func:20 fast_func:1000; do
+		n=$(awk -v t="Function = ${f%:*}" '/^Function = / { on = ($0 == t) } on && / -> / { n += $5 } END { print n + 0 }' "$T/out")
+		[ "$n" -eq "${f#*:}" ] || fail "${f%:*}: $n calls"
+	done
+}
+
+@test "funclatency -r: the pattern is a regular expression" {
+	require_bpf
+	trace -F -r "$F:^(slow|fast)_func\$"
+	run grep -c '^Function = ' "$T/out"
+	assert_output 2
+}
+
+@test "funclatency c:read -p PID counts the workload's 100 pipe reads" {
+	require_bpf
+	trace -p @PID c:read
+	[ "$(hist_total "$T/out")" -eq 100 ]
+}
+
+@test "funclatency --json and --percentiles" {
+	require_bpf
+	trace --json --percentiles -u "$F:slow_func"
+	run jq -e '.total == 20 and .unit == "usecs" and .p50 >= 8192 and .p50 <= .max and .avg >= 10000' "$T/out"
+	assert_success
+}
+
+@test "funclatency -i and -d: a report per interval, then stop" {
+	require_bpf
+	run timeout 20 "$BIN/funclatency" -T -i 1 -d 3 "$F:fast_func"
+	assert_success
+	[ "$(grep -cE '^[0-2][0-9]:[0-5][0-9]:[0-5][0-9]$' <<<"$output")" -eq 3 ]
+}
+
+@test "funclatency on a kernel function attaches, or says exactly why it cannot" {
+	require_bpf
+	why="^funclatency: kernel has no kprobes and refuses fentry: cannot trace kernel functions such as 'do_nanosleep' \(user-space functions, LIB:FUNC, still work\)\$"
+	run timeout 10 "$BIN/funclatency" -d 1 do_nanosleep
+	if [ "$status" -ne 0 ]; then
+		# This machine: no kprobes, fentry refused.
+		assert_failure 1
+		assert_output --regexp "$why"
+	else
+		assert_output --partial 'Tracing 1 function for "do_nanosleep"'
+	fi
+	# The same answer on every kernel once both mechanisms are ruled out...
+	BPFSCOPE_DISABLE=fentry,kprobe run "$BIN/funclatency" -d 1 do_nanosleep
+	assert_failure 1
+	assert_output --regexp "$why"
+}
+
+@test "funclatency: user-space patterns work where kernel ones cannot" {
+	require_bpf
+	BPFSCOPE_DISABLE=fentry,kprobe trace "$F:fast_func"
+	[ "$RC" -eq 0 ]
+	[ "$(hist_total "$T/out")" -eq 1000 ]
+}
+
+@test "funclatency --method and -k name the mechanism the kernel lacks" {
+	require_bpf
+	BPFSCOPE_DISABLE=kprobe run "$BIN/funclatency" --method kprobe -d 1 do_nanosleep
+	assert_failure 1
+	assert_output "funclatency: kernel has no kprobes (CONFIG_KPROBE_EVENTS)"
+	BPFSCOPE_DISABLE=kprobe run "$BIN/funclatency" -k -d 1 do_nanosleep
+	assert_failure 1
+	assert_output "funclatency: kernel has no kprobes (CONFIG_KPROBE_EVENTS)"
+	BPFSCOPE_DISABLE=kprobe_multi run "$BIN/funclatency" --method kprobe-multi -d 1 'do_nano*'
+	assert_failure 1
+	assert_output "funclatency: kernel has no kprobe.multi (fprobe, Linux 5.18+): try --method kprobe"
+	BPFSCOPE_DISABLE=fentry run "$BIN/funclatency" --method fentry -d 1 do_nanosleep
+	assert_failure 1
+	assert_output "funclatency: kernel refuses fentry programs (or do_nanosleep has no BTF): try --method kprobe"
+	run "$BIN/funclatency" --method fentry -d 1 'vfs_read*'
+	assert_failure 1
+	assert_output --regexp "^funclatency: fentry attaches one function; 'vfs_read\*' matches [0-9]+ \(use --method kprobe-multi or kprobe\)\$"
+}
+
+@test "funclatency: a kernel pattern that matches nothing, or too much" {
+	require_bpf
+	run "$BIN/funclatency" 'vfs_raed*'
+	assert_failure 1
+	assert_output "funclatency: no function matches 'vfs_raed*' in the kernel"
+	run "$BIN/funclatency" '*'
+	assert_failure 1
+	assert_output "funclatency: '*' matches more than 1000 kernel functions: narrow the pattern"
+}
+
+@test "funclatency -p PID times only that process's calls" {
+	require_bpf
+	start_pair
+	trace_pair -p "$WPID" "$F:fast_func"
+	[ "$(hist_total "$T/out")" -eq 1000 ]
+	# Without -p both count: the filter, not chance, made it 1000.
+	start_pair
+	trace_pair "$F:fast_func"
+	[ "$(hist_total "$T/out")" -eq 2000 ]
+}
+
+@test "funclatency -p resolves paths and libraries inside the process's mount namespace" {
+	require_bpf
+	command -v unshare >/dev/null || fail "unshare (util-linux) is needed"
+	mkdir -p "$T/ns"
+	# $T/ns/funcs exists only in the workload's own mount namespace.
+	unshare --mount --propagation private sh -c \
+		"mount -t tmpfs none '$T/ns' && cp '$F' '$T/ns/funcs' && exec '$T/ns/funcs'" > "$T/work" &
+	WPID=$!
+	wait_for_line "$T/work" '^pid '
+	WPID=$(awk '/^pid / { print $2 }' "$T/work")
+	[ ! -e "$T/ns/funcs" ]
+	run "$BIN/funclatency" -d 1 "$T/ns/funcs:fast_func"
+	assert_failure 1
+	assert_output --partial "library '$T/ns/funcs' not found"
+
+	"$BIN/funclatency" -v -p "$WPID" "$T/ns/funcs:fast_func" > "$T/out" 2> "$T/err" &
+	FPID=$!
+	wait_for_line "$T/out" 'Tracing'
+	grep -q "/proc/$WPID/root$T/ns/funcs:fast_func" "$T/err"
+	kill -USR1 "$WPID"
+	while kill -0 "$WPID" 2>/dev/null; do sleep 0.1; done
+	WPID=
+	kill -INT "$FPID"
+	wait "$FPID"
+	FPID=
+	[ "$(hist_total "$T/out")" -eq 1000 ]
+}
+
+@test "funclatency -c CGROUP times only tasks in that cgroup" {
+	require_bpf
+	mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -n "$mnt" ] || fail "no cgroup2 mount"
+	cg="$mnt/bpfscope-funclat-$$"
+	mkdir "$cg"
+	start_pair
+	echo "$WPID" > "$cg/cgroup.procs"
+	trace_pair -c "$cg" "$F:fast_func"
+	rmdir "$cg"
+	[ "$(hist_total "$T/out")" -eq 1000 ]
+	run "$BIN/funclatency" -c "$mnt/no-such-group-$$" "$F:fast_func"
+	assert_failure 1
+	assert_output "funclatency: cgroup '$mnt/no-such-group-$$' not found"
+}
+
+@test "funclatency -r anchors at the start of the name, as bcc does" {
+	require_bpf
+	trace -F -r "$F:(slow|fast)"
+	run grep -c '^Function = ' "$T/out"
+	assert_output 2
+	run "$BIN/funclatency" -r "$F:_func"
+	assert_failure 1
+	assert_output "funclatency: no function matches '_func' in $F"
+}
+
+@test "funclatency: a pattern may create at most 1000 probes" {
+	require_bpf
+	run "$BIN/funclatency" 'c:*'
+	assert_failure 1
+	assert_output --regexp "^funclatency: '\*' matches more than 1000 functions in /.*libc\.so\.6: narrow the pattern\$"
+}
+
+@test "funclatency refuses Go programs instead of crashing them" {
+	require_bpf
+	cat > "$T/hello.go" <<'GO'
+package main
+
+import "time"
+
+func work() { time.Sleep(10 * time.Millisecond) }
+
+func main() {
+	for {
+		work()
+	}
+}
+GO
+	(cd "$T" && HOME=$T GOCACHE=$T/gocache GOFLAGS= GO111MODULE=off go build -o hello hello.go) ||
+		fail "cannot build the Go test program"
+	"$T/hello" &
+	gopid=$!
+	run "$BIN/funclatency" -d 1 "$T/hello:main.work"
+	kill -0 $gopid || fail "the Go program died"
+	kill $gopid
+	assert_failure 1
+	assert_output --partial "is a Go program: uretprobes would crash it"
+}
+
+@test "funclatency: what does not match, does not exist or is malformed" {
+	require_bpf
+	run "$BIN/funclatency" "$F:nosuch*"
+	assert_failure 1
+	assert_output "funclatency: no function matches 'nosuch*' in $F"
+	run "$BIN/funclatency" nosuchlib:foo
+	assert_failure 1
+	assert_output --partial "library 'nosuchlib' not found"
+	run "$BIN/funclatency" -r "$F:(unclosed"
+	assert_failure 1
+	assert_output --partial "invalid regular expression"
+	run "$BIN/funclatency" -p 999999999 c:read
+	assert_failure 1
+	assert_output "funclatency: pid 999999999: no such process"
+	run setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$BIN/funclatency" c:read
+	assert_failure 1
+	assert_output "funclatency: need root (or CAP_BPF and CAP_PERFMON); try sudo"
+}
+
+@test "funclatency: usage errors exit 2" {
+	run "$BIN/funclatency"
+	assert_failure 2
+	assert_output --partial "a function pattern is required"
+	run "$BIN/funclatency" -l 99 c:read
+	assert_failure 2
+	run "$BIN/funclatency" --method magic c:read
+	assert_failure 2
+	run "$BIN/funclatency" c:read extra
+	assert_failure 2
+}

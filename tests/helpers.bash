@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Shared bats setup: assertions, paths, the BPF requirement and leak checks.
+
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+BIN=$ROOT/build/bin
+WL=$ROOT/build/tests
+
+# Tests that load BPF need root and a kernel with BTF. Locally they skip
+# without; under REQUIRE_BPF=1 (CI) that is a failure, so CI cannot pass by
+# skipping.
+require_bpf() {
+	local why=""
+	[ "$(id -u)" = 0 ] || why="needs root"
+	[ -z "$why" ] && [ ! -e /sys/kernel/btf/vmlinux ] && why="kernel has no BTF"
+	[ -z "$why" ] && return 0
+	if [ -n "${REQUIRE_BPF:-}" ]; then
+		fail "REQUIRE_BPF=1 but this test cannot load BPF: $why"
+	fi
+	skip "$why"
+}
+
+# Fails if any BPF program whose name starts with "$1_" is still loaded. The
+# kernel frees a closed program after an RCU grace period, so allow 3 s.
+assert_nothing_loaded() {
+	local left
+	for ((i = 0; i < 30; i++)); do
+		left=$(bpftool prog show 2>/dev/null | grep -E "name ${1}_" || true)
+		[ -z "$left" ] && return 0
+		sleep 0.1
+	done
+	fail "programs of $1 still loaded after exit: $left"
+}
+
+# Waits up to $3 seconds (default 10) until file $1 has a line matching $2.
+wait_for_line() {
+	local file=$1 pattern=$2 limit=$(( ${3:-10} * 10 ))
+	for ((i = 0; i < limit; i++)); do
+		grep -qE "$pattern" "$file" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	fail "timed out waiting for '$pattern' in $file: $(cat "$file" 2>/dev/null)"
+}
+
+# Sum of the count column of every bcc-style histogram row in a file or stdin.
+hist_total() {
+	awk '/ -> .* : [0-9]+ +\|/ { n += $5 } END { print n + 0 }' "$@"
+}
+
+# Kills a background process group member if still there.
+stop_bg() {
+	local pid
+	for pid in "$@"; do
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# offwaketime on tests/workloads/offcpu.c in pipe mode: offcpu_reader() blocks
+# reading a pipe that offcpu_waker() writes to a known time later.
+
+load helpers
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+}
+
+teardown() {
+	stop_bg ${OPID:-} ${WPID:-}
+	assert_nothing_loaded offwaketime
+}
+
+run_offwake() {
+	local n=$1 ms=$2
+	shift 2
+	"$WL/offcpu" pipe "$n" "$ms" > "$T/work" &
+	WPID=$!
+	wait_for_line "$T/work" '^pid '
+	"$BIN/offwaketime" "${@/#@PID/$WPID}" > "$T/out" 2> "$T/err" &
+	OPID=$!
+	wait_for_line "$T/out" Tracing 10 2>/dev/null || wait_for_line "$T/err" Tracing 10
+	# Known issue: a thread blocked since before the tool attached can have its
+	# first off-CPU period missed when it runs within a few ms of attaching
+	# (about half the time here). Under investigation; give it a second.
+	sleep 1
+	kill -USR1 "$WPID"
+	wait "$WPID"
+	WORKPID=$WPID
+	WPID=
+	sleep 0.3
+	kill -INT "$OPID"
+	wait "$OPID"
+	RC=$?
+	OPID=
+}
+
+@test "offwaketime: the reader's blocking stack, the writer's waking stack, not swapped" {
+	require_bpf
+	run_offwake 10 20 -p @PID
+	[ "$RC" -eq 0 ]
+	# The record whose waker woke it from offcpu_waker().
+	awk '/^    waker:/ { rec = "" } { rec = rec $0 "\n" } /^        [0-9]+$/ { if (rec ~ /offcpu_waker/) printf "%s", rec }' "$T/out" > "$T/rec"
+	waker=$(sed -n '/waker:/,/^    --  /p' "$T/rec")
+	target=$(sed -n '/^    --  /,/target:/p' "$T/rec")
+	grep -qx '    offcpu_waker' <<<"$waker" || fail "waker stack: $waker"
+	grep -qx '    try_to_wake_up' <<<"$waker" || fail "no try_to_wake_up in the waker's stack: $waker"
+	grep -qx '    offcpu_reader' <<<"$target" || fail "target stack: $target"
+	! grep -qx '    offcpu_waker' <<<"$target" || fail "waker's function in the target's stack"
+	! grep -qx '    offcpu_reader' <<<"$waker" || fail "reader's function in the waker's stack"
+	grep -qE '^    target: +offcpu [0-9]+$' "$T/rec"
+	total=$(awk '/^        [0-9]+$/ { n += $1 } END { print n + 0 }' "$T/rec")
+	# 10 blocks of ~20 ms each (the writer sleeps 20 ms, then writes).
+	[ "$total" -ge 190000 ] && [ "$total" -le 260000 ] || fail "total $total us"
+}
+
+@test "offwaketime -f: target;stack;--;waker stack;waker count" {
+	require_bpf
+	run_offwake 10 20 -p @PID -f
+	run grep -E '^offcpu;(.*;)?offcpu_reader;.*anon_pipe_read.*;--;try_to_wake_up;.*anon_pipe_write;.*offcpu_waker;.*;offcpu [0-9]+$' "$T/out"
+	assert_success
+}
+
+@test "offwaketime -U/-K and -m filter" {
+	require_bpf
+	run_offwake 5 20 -p @PID -f -U
+	run grep -E 'anon_pipe|try_to_wake_up' "$T/out"
+	assert_failure
+	run grep -E 'offcpu_reader;--;offcpu_waker' "$T/out"
+	assert_success
+	run_offwake 5 20 -p @PID -f -m 100000
+	run grep -c offcpu_reader "$T/out"
+	assert_output 0
+}
+
+@test "offwaketime --json" {
+	require_bpf
+	run_offwake 5 20 -p @PID --json
+	run jq -e -s 'map(select(.frames | index("offcpu_waker"))) | length >= 1 and
+		(.[0].frames | index("--")) < (.[0].frames | index("offcpu_waker")) and
+		(.[0].frames | index("offcpu_reader")) < (.[0].frames | index("--"))' "$T/out"
+	assert_success
+}
+
+@test "offwaketime: errors" {
+	run "$BIN/offwaketime" -U -K
+	assert_failure 2
+	require_bpf
+	run "$BIN/offwaketime" -t 999999999
+	assert_failure 1
+	assert_output "offwaketime: tid 999999999: no such process"
+	run setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$BIN/offwaketime" 1
+	assert_failure 1
+	assert_output "offwaketime: need root (or CAP_BPF and CAP_PERFMON); try sudo"
+}

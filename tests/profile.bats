@@ -1,0 +1,380 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# profile on tests/workloads/spin.c: 3/4 of its CPU time in spin_heavy(), 1/4
+# in spin_light() (which also enters the kernel).
+
+load helpers
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+}
+
+teardown() {
+	stop_bg ${SPID:-} ${PPID_BG:-} ${WPID:-}
+	assert_nothing_loaded profile
+	[ -z "${CG:-}" ] || rmdir "$CG" 2>/dev/null || true
+}
+
+start_spin() {
+	"$@" "$WL/spin" "${SPIN_SECONDS:-6}" > "$T/spin" &
+	SPID=$!
+	wait_for_line "$T/spin" '^pid '
+	SPID=$(awk '{ print $2 }' "$T/spin")
+}
+
+sum_matching() {
+	awk -v re="$1" '$0 ~ re { n += $NF } END { print n + 0 }' "${2:-$T/out}"
+}
+
+# Starts the workload with the given options for 30 s; sets WPID.
+start_workload() {
+	"$WL/profile_spin" "$@" > "$T/work.out" &
+	WPID=$!
+	wait_for_line "$T/work.out" '^pid '
+}
+
+# CPU seconds (user + system) process $1 has used so far, in clock ticks.
+cpu_ticks() {
+	awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
+}
+
+# Succeeds when $1 of $1 + $2 samples is 3/4 within 3 standard errors of
+# a binomial proportion (plus 0.02 for the workload's own switching).
+check_share() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		n = a + b; if (n < 20) { print "too few samples: " n; exit 1 }
+		tol = 3 * sqrt(0.1875 / n) + 0.02; share = a / n
+		printf "share %.3f of %d, 0.75 +- %.3f\n", share, n, tol
+		exit !(share >= 0.75 - tol && share <= 0.75 + tol) }'
+}
+
+# Sum of the counts of folded lines in file $1 (all lines, or those matching $2).
+folded_sum() {
+	awk -v re="${2:-.}" '$0 ~ re { n += $NF } END { print n + 0 }' "$1"
+}
+
+# Sum of the counts of the multi-line stacks in $1 that contain frame $2
+# (all stacks without $2): stacks are separated by blank lines and end
+# with their count.
+multiline_sum() {
+	awk -v want="${2:-}" '
+		function flush() { if (count != "" && (want == "" || found)) n += count; found = 0; count = "" }
+		/^$/ { flush(); next }
+		$1 == want { found = 1 }
+		/^ +[0-9]+$/ { count = $1 }
+		END { flush(); print n + 0 }' "$1"
+}
+
+@test "profile -p PID -F 99 2 finds both functions 3:1 and samples at 99 Hz of CPU time" {
+	require_bpf
+	start_workload
+	before=$(cpu_ticks "$WPID")
+	run "$BIN/profile" -p "$WPID" -F 99 2
+	after=$(cpu_ticks "$WPID")
+	assert_success
+	echo "$output" > "$T/out"
+	assert_line --index 0 "Sampling at 99 Hertz of PID $WPID by user + kernel stack for 2 secs."
+	assert_line --regexp '^ +-  +profile_spin \([0-9]+\)$'
+	alpha=$(multiline_sum "$T/out" bpfscope_spin_alpha)
+	beta=$(multiline_sum "$T/out" bpfscope_spin_beta)
+	total=$(multiline_sum "$T/out")
+	# One busy thread: about 99 samples per CPU second it used. The window
+	# of the CPU-time reading is a little wider than the profile's.
+	expected=$(( (after - before) * 99 / 100 ))
+	echo "alpha=$alpha beta=$beta total=$total expected~$expected"
+	[ "$alpha" -gt 0 ] && [ "$beta" -gt 0 ]
+	[ "$total" -ge $((expected * 80 / 100)) ] && [ "$total" -le $((expected * 110 / 100 + 3)) ]
+	# 3:1: alpha's share is 0.75 within 3 standard errors (0.09 at 198 samples).
+	check_share "$alpha" "$beta"
+	# Leaf first: the spinning function, then its callers up to main.
+	grep -A3 -m1 '^ *burn$' "$T/out" | grep -qE 'bpfscope_spin_(alpha|beta)'
+}
+
+@test "profile: default layout, folded output and --json count the same run alike" {
+	require_bpf
+	start_spin
+	"$BIN/profile" -p "$SPID" -F 99 --json --svg "$T/p.svg" --pprof "$T/p.pb.gz" 2 > "$T/json" 2>/dev/null
+	total=$(jq -s 'map(.samples) | add' "$T/json")
+	# On a busy machine the spinner may get little CPU: this test is about agreement.
+	[ "$total" -ge 10 ]
+	# The flame graph's root holds every sample.
+	root=$(grep -o '<g class="f" data-v="[0-9]*"><title>all ' "$T/p.svg" | grep -o '[0-9]*')
+	[ "$root" -eq "$total" ]
+	"$BIN/profile" -p "$SPID" -F 99 2 > "$T/text"
+	grep -qx "    spin_heavy" "$T/text"
+	grep -qE "^    -                spin \($SPID\)$" "$T/text"
+	text_total=$(awk '/^        [0-9]+$/ { n += $1 } END { print n }' "$T/text")
+	[ "$text_total" -ge 10 ] && [ "$text_total" -le 228 ]
+}
+
+@test "profile -K, -U, -d and -a" {
+	require_bpf
+	start_spin
+	"$BIN/profile" -p "$SPID" -F 99 -f -K 1 > "$T/out" 2>/dev/null
+	[ "$(sum_matching spin_)" -eq 0 ]
+	[ "$(sum_matching '__x64_sys_getppid')" -ge 1 ]
+	"$BIN/profile" -p "$SPID" -F 99 -f -U 1 > "$T/out" 2>/dev/null
+	[ "$(sum_matching 'do_syscall_64|entry_SYSCALL')" -eq 0 ]
+	[ "$(sum_matching spin_heavy)" -ge 1 ]
+	"$BIN/profile" -p "$SPID" -F 99 -f -d -a 2 > "$T/out" 2>/dev/null
+	run grep -E ';spin_light;-;[A-Za-z_0-9]+_\[k\]' "$T/out"
+	assert_success
+	run grep -E ';spin_heavy;-' "$T/out"
+	assert_failure	# no kernel frames, no delimiter
+}
+
+@test "profile -I includes the idle task, which is otherwise left out" {
+	require_bpf
+	"$BIN/profile" -F 49 -f 1 > "$T/out" 2>/dev/null
+	run grep -c '^swapper' "$T/out"
+	assert_output 0
+	# The idle task gets samples in proportion to idle time, which other
+	# work on the machine may take: expect half of 49 Hz x the idle seconds
+	# /proc/stat counted (USER_HZ ticks) during the run.
+	idle0=$(awk '/^cpu / { print $5; exit }' /proc/stat)
+	"$BIN/profile" -I -F 49 -f 2 > "$T/out" 2>/dev/null
+	idle1=$(awk '/^cpu / { print $5; exit }' /proc/stat)
+	n=$(sum_matching '^swapper/[0-9]+;')
+	expected=$(( (idle1 - idle0) * 49 / $(getconf CLK_TCK) ))
+	echo "idle samples $n, idle time worth $expected"
+	[ "$n" -ge $((expected / 2 - 2)) ]
+	[ "$n" -le $((expected * 3 / 2 + 10)) ]
+}
+
+@test "profile -C samples one CPU only" {
+	require_bpf
+	start_spin taskset -c 1
+	"$BIN/profile" -C 0 -F 99 -f 1 > "$T/out" 2>/dev/null
+	[ "$(sum_matching '^spin;')" -eq 0 ]
+	# All of the pinned spinner's CPU time is on CPU 1: ~99 samples a CPU
+	# second, less the time profile takes to start and stop, inside the window.
+	before=$(cpu_ticks "$SPID")
+	"$BIN/profile" -C 1 -F 99 -f 2 > "$T/out" 2>/dev/null
+	after=$(cpu_ticks "$SPID")
+	expected=$(( (after - before) * 99 / $(getconf CLK_TCK) ))
+	echo "samples $(sum_matching '^spin;'), expected ~$expected"
+	[ "$(sum_matching '^spin;')" -ge $((expected * 60 / 100)) ]
+}
+
+@test "profile --cgroup profiles the tasks of one cgroup v2 group" {
+	require_bpf
+	mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	CG=$mnt/bpfscope-profile-$$
+	mkdir "$CG"
+	start_spin
+	echo "$SPID" > "$CG/cgroup.procs"
+	"$BIN/profile" --cgroup "$CG" -F 99 -f 1 > "$T/out" 2>/dev/null
+	run awk -F';' '{ print $1 }' "$T/out"
+	[ "$(sort -u <<<"$output")" = "spin" ]
+	stop_bg "$SPID"
+	SPID=
+}
+
+@test "profile: errors" {
+	run "$BIN/profile" -F 0
+	assert_failure 2
+	run "$BIN/profile" -U -K
+	assert_failure 2
+	require_bpf
+	run "$BIN/profile" -C 4000 1
+	assert_failure 1
+	assert_output --partial "profile: CPU 4000 is not online"
+	run "$BIN/profile" -p 999999999
+	assert_failure 1
+	assert_output "profile: pid 999999999: no such process"
+	run "$BIN/profile" --cgroup /nonexistent/cg 1
+	assert_failure 1
+	run setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$BIN/profile" 1
+	assert_failure 1
+	assert_output "profile: need root (or CAP_BPF and CAP_PERFMON); try sudo"
+}
+
+@test "profile -f folds root first with the process name, and matches the default output" {
+	require_bpf
+	start_workload
+	"$BIN/profile" -p "$WPID" -F 99 2 > "$T/text" &
+	PPID_BG=$!
+	"$BIN/profile" -p "$WPID" -F 99 -f 2 > "$T/folded" 2> "$T/err"
+	wait "$PPID_BG"
+	PPID_BG=
+	# bcc's banner is not in folded output (it goes to stderr); every line is "a;b;c N".
+	grep -q "Sampling at" "$T/err"
+	run grep -c "Sampling at" "$T/folded"
+	assert_output 0
+	run grep -cvE '^[^ ;][^;]*(;[^;]+)* [0-9]+$' "$T/folded"
+	assert_output 0
+	run grep -E '^profile_spin;start_thread;ratio_thread;bpfscope_spin_alpha;burn [0-9]+$' "$T/folded"
+	assert_success
+	# Two profilers side by side see the same CPU time within 10 %.
+	f=$(folded_sum "$T/folded")
+	m=$(multiline_sum "$T/text")
+	echo "folded $f, multi-line $m"
+	[ "$f" -gt 20 ] && [ $((f * 100 / m)) -ge 90 ] && [ $((f * 100 / m)) -le 110 ]
+	check_share "$(folded_sum "$T/folded" alpha)" "$(folded_sum "$T/folded" beta)"
+}
+
+@test "profile does not show the leaf kernel frame twice" {
+	require_bpf
+	start_workload -k
+	run "$BIN/profile" -p "$WPID" -K -f 2
+	assert_success
+	[ "${#lines[@]}" -gt 0 ]
+	# bcc's Python profile adds the sampled IP to a stack that already has it.
+	run awk '{ sub(/ [0-9]+$/, ""); n = split($0, f, ";"); if (n > 2 && f[n] == f[n - 1]) print }' <<<"$output"
+	assert_output ""
+}
+
+@test "profile -L TID profiles that thread only" {
+	require_bpf
+	start_workload -t
+	wait_for_line "$T/work.out" '^gamma '
+	tid=$(awk '/^gamma/ { print $2 }' "$T/work.out")
+	run "$BIN/profile" -L "$tid" -f 1
+	assert_success
+	assert_output --partial "bpfscope_spin_gamma"
+	refute_output --partial "bpfscope_spin_alpha"
+	run "$BIN/profile" -L "$tid" 1
+	assert_line --index 0 "Sampling at 49 Hertz of TID $tid by user + kernel stack for 1 secs."
+}
+
+@test "profile reports lost stacks and dropped samples at exit" {
+	require_bpf
+	start_workload -k -t
+	run "$BIN/profile" -p "$WPID" --stack-storage-size 1 -f 2
+	assert_success
+	assert_output --partial "stack traces lost"
+	assert_output --partial "raise --stack-storage-size"
+	assert_output --partial "[Missed"
+	run "$BIN/profile" -p "$WPID" --hash-storage-size 1 -f 2
+	assert_success
+	assert_output --regexp "profile: [0-9]+ samples dropped: .*raise --hash-storage-size"
+}
+
+@test "profile --cycles falls back to cpu-clock without a PMU" {
+	require_bpf
+	if [ -e /sys/bus/event_source/devices/cpu ]; then
+		run "$BIN/profile" --cycles -f 1
+		assert_success
+		refute_output --partial "no hardware cycles event"
+	else
+		run "$BIN/profile" --cycles -f 1
+		assert_success
+		assert_output --partial "profile: no hardware cycles event on this machine"
+	fi
+}
+
+@test "profile -c COUNT samples every COUNT ns of cpu-clock" {
+	require_bpf
+	start_workload
+	# 10 ms of CPU time a sample: about 100 per busy second.
+	before=$(cpu_ticks "$WPID")
+	run "$BIN/profile" -p "$WPID" -c 10000000 -f 2
+	after=$(cpu_ticks "$WPID")
+	assert_success
+	n=$(folded_sum <(echo "$output"))
+	expected=$((after - before))
+	echo "samples $n, expected ~$expected"
+	[ "$n" -ge $((expected * 75 / 100)) ] && [ "$n" -le $((expected * 110 / 100 + 3)) ]
+}
+
+@test "profile follows CPUs coming online and going away" {
+	require_bpf
+	[ "$(nproc)" -ge 2 ] || fail "needs 2 CPUs"
+	echo 0 > "$T/online"
+	start_workload -P 1
+	BPFSCOPE_CPUS_ONLINE=$T/online "$BIN/profile" -v -p "$WPID" -f > "$T/out" 2> "$T/err" &
+	PPID_BG=$!
+	wait_for_line "$T/err" 'Sampling at'
+	sleep 1.5
+	echo 0-1 > "$T/online"
+	wait_for_line "$T/err" 'sampling CPU 1 with cpu-clock'
+	sleep 1.5
+	echo 0 > "$T/online"
+	wait_for_line "$T/err" 'CPU 1 went offline'
+	kill -INT "$PPID_BG"
+	wait "$PPID_BG"
+	PPID_BG=
+	# Only the 1.5 s with CPU 1 sampled: ~70 samples at 49 Hz.
+	n=$(folded_sum "$T/out" alpha)
+	echo "samples $n"
+	[ "$n" -ge 20 ] && [ "$n" -le 130 ]
+}
+
+@test "profile prints its stacks and exits 0 on SIGINT, SIGTERM and SIGHUP" {
+	require_bpf
+	start_workload
+	for sig in INT TERM HUP; do
+		"$BIN/profile" -p "$WPID" > "$T/out.$sig" &
+		pid=$!
+		wait_for_line "$T/out.$sig" 'Sampling at'
+		sleep 1
+		kill -$sig $pid
+		wait $pid || fail "exit status $? on SIG$sig"
+		grep -q bpfscope_spin_alpha "$T/out.$sig" || fail "no stacks after SIG$sig"
+	done
+}
+
+@test "profile: bad usage exits 2 with a message" {
+	run "$BIN/profile" -U -K
+	assert_failure 2
+	assert_output --partial "-U and -K exclude each other"
+	run "$BIN/profile" -F 99 -c 1000
+	assert_failure 2
+	assert_output --partial "-F and -c exclude each other"
+	run "$BIN/profile" -p 1 -L 1
+	assert_failure 2
+	run "$BIN/profile" -F 0
+	assert_failure 2
+	assert_output --partial "invalid frequency '0'"
+	run "$BIN/profile" 1 2
+	assert_failure 2
+	run "$BIN/profile" --stack-storage-size 0
+	assert_failure 2
+	run "$BIN/profile" --no-such-option
+	assert_failure 2
+	assert_output --partial "Try \`profile --help'"
+}
+
+@test "profile: help and version exit 0" {
+	run "$BIN/profile" --help
+	assert_success
+	assert_output --partial "EXAMPLES:"
+	assert_output --partial "--svg=FILE"
+	run "$BIN/profile" -V
+	assert_success
+	assert_output --regexp '^profile \(bpfscope\) '
+}
+
+@test "profile: runtime errors exit 1 with what to do" {
+	require_bpf
+	run "$BIN/profile" -p 999999999
+	assert_failure 1
+	assert_output "profile: pid 999999999: no such process"
+	run "$BIN/profile" -L 999999999
+	assert_failure 1
+	assert_output "profile: tid 999999999: no such thread"
+	run "$BIN/profile" --cgroup /sys/fs/cgroup/no-such-group-$$ 1
+	assert_failure 1
+	assert_output --partial "not found"
+	run "$BIN/profile" -C 4096 1
+	assert_failure 1
+	assert_output --partial "CPU 4096 is not online"
+	max=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+	run "$BIN/profile" -F $((max + 1)) 1
+	assert_failure 1
+	assert_output --partial "the kernel allows at most $max"
+	run "$BIN/profile" --svg /nonexistent/dir/x.svg 1
+	assert_failure 1
+	assert_output --partial "cannot write /nonexistent/dir/x.svg"
+}
+
+@test "profile --json prints one object per stack with comm, tgid and frames" {
+	require_bpf
+	start_workload
+	"$BIN/profile" -p "$WPID" --json 2 > "$T/json" 2> "$T/err"
+	grep -q 'Sampling at' "$T/err"
+	run jq -e -s --argjson pid "$WPID" 'length > 0 and all(.[]; .comm == "profile_spin" and .tgid == $pid and .samples > 0 and (.frames | length) > 0)' "$T/json"
+	assert_success
+	run jq -s '[.[] | select(.frames | index("bpfscope_spin_alpha")) | .samples] | add' "$T/json"
+	[ "$output" -gt 0 ]
+}

@@ -1,0 +1,129 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# The symbolizer (common/syms.c) through tests/unit/symtest.c, on a workload
+# that prints the run-time addresses of its own functions.
+
+load helpers
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	S=$ROOT/build/tests/unit/symtest
+	SW=$ROOT/build/tests/symwork
+}
+
+teardown() {
+	stop_bg ${SPID:-}
+	rm -f "/tmp/perf-${SPID:-0}.map"
+}
+
+# start BINARY [wrapper...]: runs the workload, sets SPID and the addresses.
+start() {
+	"$@" > "$T/sw" &
+	SPID=$!
+	wait_for_line "$T/sw" '^ready'
+	SPID=$(awk '/^pid/ { print $2 }' "$T/sw")
+	ALPHA=$(awk '/^symwork_alpha/ { print $2 }' "$T/sw")
+	BETA=$(awk '/^symwork_beta/ { print $2 }' "$T/sw")
+	GAMMA=$(awk '/^symlib_gamma/ { print $2 }' "$T/sw")
+	JIT=$(awk '/^jit/ { print $2 }' "$T/sw")
+}
+
+@test "syms: a PIE executable and a shared library, at their load addresses" {
+	require_bpf
+	start "$SW"
+	run "$S" "$SPID" "$ALPHA" "$BETA" "$GAMMA"
+	assert_success
+	assert_line --index 0 "symwork_alpha+0x0 [symwork]"
+	assert_line --index 1 "symwork_beta+0x0 [symwork]"
+	assert_line --index 2 "symlib_gamma+0x0 [libsymlib.so]"
+}
+
+@test "syms: a stripped binary, its symbols in a debug file found by build-id" {
+	require_bpf
+	mkdir -p "$T/bin" "$T/debug"
+	cp "$ROOT/build/tests/libsymlib.so" "$T/bin/"
+	objcopy --only-keep-debug "$SW" "$T/symwork.debug"
+	objcopy --strip-all "$SW" "$T/bin/symwork"
+	id=$(readelf -n "$T/bin/symwork" | awk '/Build ID/ { print $3 }')
+	mkdir -p "$T/debug/.build-id/${id:0:2}"
+	mv "$T/symwork.debug" "$T/debug/.build-id/${id:0:2}/${id:2}.debug"
+	start "$T/bin/symwork"
+	run env BPFSCOPE_DEBUGINFO_PATH="-:$T/debug" "$S" "$SPID" "$ALPHA"
+	assert_output "symwork_alpha+0x0 [symwork]"
+	# Without the debug file the name is honestly unknown, never a wrong one.
+	run env BPFSCOPE_DEBUGINFO_PATH="-:$T/nowhere" "$S" "$SPID" "$ALPHA"
+	assert_output "[unknown]"
+}
+
+@test "syms: a stripped binary with a .gnu_debuglink next to it" {
+	require_bpf
+	mkdir -p "$T/bin"
+	cp "$ROOT/build/tests/libsymlib.so" "$T/bin/"
+	objcopy --only-keep-debug "$SW" "$T/bin/symwork.debug"
+	objcopy --strip-all --add-gnu-debuglink="$T/bin/symwork.debug" "$SW" "$T/bin/symwork"
+	start "$T/bin/symwork"
+	run "$S" "$SPID" "$BETA"
+	assert_output "symwork_beta+0x0 [symwork]"
+}
+
+@test "syms: a process in another mount namespace, its binary where the host has none" {
+	require_bpf
+	mkdir -p "$T/ns"
+	start unshare -m --propagation private sh -c "mount -t tmpfs none '$T/ns' &&
+		cp '$SW' '$ROOT/build/tests/libsymlib.so' '$T/ns/' && exec '$T/ns/symwork'"
+	[ ! -e "$T/ns/symwork" ]	# not in our namespace
+	run "$S" "$SPID" "$ALPHA" "$GAMMA"
+	assert_line --index 0 "symwork_alpha+0x0 [symwork]"
+	assert_line --index 1 "symlib_gamma+0x0 [libsymlib.so]"
+}
+
+@test "syms: a process whose binary was deleted after it started" {
+	require_bpf
+	mkdir -p "$T/del"
+	cp "$SW" "$ROOT/build/tests/libsymlib.so" "$T/del/"
+	start "$T/del/symwork"
+	rm "$T/del/symwork"
+	run "$S" "$SPID" "$ALPHA"
+	assert_output "symwork_alpha+0x0 [symwork]"
+	# Replaced by another file at the same path: still the mapped one.
+	cp /bin/true "$T/del/symwork"
+	run "$S" "$SPID" "$BETA"
+	assert_output "symwork_beta+0x0 [symwork]"
+}
+
+@test "syms: JIT code named from /tmp/perf-PID.map" {
+	require_bpf
+	start "$SW"
+	printf '%x 40 jitted_fn\n' "$JIT" > "/tmp/perf-$SPID.map"
+	run "$S" "$SPID" "$(printf '%x' $((JIT + 0x10)))" "$(printf '%x' $((JIT + 0x50)))"
+	assert_line --index 0 "jitted_fn+0x10 [[jit]]"
+	assert_line --index 1 "[unknown]"
+}
+
+@test "syms: kernel addresses, and nothing past the end of the kernel's text" {
+	require_bpf
+	v=$(awk '$3 == "vfs_read" { print $1; exit }' /proc/kallsyms)
+	e=$(awk '$3 == "_etext" { print $1; exit }' /proc/kallsyms)
+	run "$S" -k "$v" "$(printf '%x' $((0x$v + 16)))" "$(printf '%x' $((0x$e + 16)))" ffffffffffffff00
+	assert_line --index 0 "vfs_read+0x0"
+	assert_line --index 1 "vfs_read+0x10"
+	assert_line --index 2 "[unknown]"
+	assert_line --index 3 "[unknown]"
+}
+
+@test "syms: a module's symbols carry the module's name" {
+	require_bpf
+	# A loaded module (from /proc/modules, not a pseudo-module like [bpf]).
+	line=$(awk 'NR == FNR { mods["[" $1 "]"] = 1; next }
+		($2 == "t" || $2 == "T") && ($4 in mods) { print; exit }' /proc/modules /proc/kallsyms \
+		2>/dev/null || true)
+	if [ -z "$line" ]; then
+		# No loadable modules in this kernel: nothing may claim to be in one.
+		run "$S" -k "$(awk '$3 == "vfs_read" { print $1 }' /proc/kallsyms)"
+		refute_output --partial "["
+		return
+	fi
+	read -r addr _ name mod <<<"$line"
+	run "$S" -k "$addr"
+	assert_output "$name+0x0 ${mod}"
+}

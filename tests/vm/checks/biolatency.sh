@@ -1,0 +1,70 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# biolatency on a test VM's kernel: tp_btf and raw_tp, with and without -Q,
+# against O_DIRECT I/O of known counts on a loop device of its own.
+#
+# POSIX sh (busybox). Needs $BIN, $WL (the built test workloads), $SCRATCH
+# and the harness's "result TOOL METHOD pass|fail DETAIL".
+
+bl_img=$SCRATCH/biolatency.img
+bl_out=$SCRATCH/biolatency.out
+bl_err=$SCRATCH/biolatency.err
+
+bl_wait() {
+	i=0
+	while [ $i -lt 100 ]; do
+		grep -q Tracing "$1" 2>/dev/null && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# bl_check NAME [biolatency options]: 20 writes and 30 reads of 4 KiB on the
+# loop device; -F must show exactly 30 under a ...Read label and 20 under a
+# ...Write one, and nothing else.
+bl_check() {
+	name=$1
+	shift
+	"$BIN/biolatency" -v -F -d "$bl_name" "$@" > "$bl_out" 2> "$bl_err" &
+	bpid=$!
+	if ! bl_wait "$bl_out" $bpid; then
+		wait $bpid
+		result biolatency "$name" fail "rc=$? $(tail -n 2 "$bl_err")"
+		return
+	fi
+	"$WL/dio" "$bl_dev" write 20 4096 > /dev/null
+	"$WL/dio" "$bl_dev" read 30 4096 > /dev/null
+	sleep 0.3
+	kill -INT $bpid
+	wait $bpid
+	rc=$?
+	got=$(awk '/^flags = / { f = $3 }
+		/ -> .* : [0-9]+ +\|/ { if (f ~ /Read$/) r += $5; else if (f ~ /Write$/) w += $5; else o += $5 }
+		END { print r + 0, w + 0, o + 0 }' "$bl_out")
+	if [ "$rc" = 0 ] && [ "$got" = "30 20 0" ]; then
+		result biolatency "$name" pass "reads writes other: $got"
+	else
+		result biolatency "$name" fail "rc=$rc reads writes other: [$got] want [30 20 0] $(tail -n 2 "$bl_err")"
+	fi
+}
+
+dd if=/dev/zero of="$bl_img" bs=1048576 count=32 2> /dev/null
+[ -e /dev/loop-control ] || modprobe loop 2> /dev/null
+bl_dev=$(losetup -f 2> /dev/null)
+if [ -z "$bl_dev" ] || ! losetup "$bl_dev" "$bl_img"; then
+	result biolatency setup fail "cannot attach $bl_img to a loop device"
+else
+	bl_name=${bl_dev##*/}
+	bl_check tp_btf
+	bl_check tp_btf-queued -Q
+	export BPFSCOPE_DISABLE=tp_btf
+	bl_check raw_tp
+	bl_check raw_tp-queued -Q
+	unset BPFSCOPE_DISABLE
+	grep -q 'with raw_tp' "$bl_err" ||
+		result biolatency raw_tp-chosen fail "the fallback was not used: $(tail -n 2 "$bl_err")"
+	losetup -d "$bl_dev"
+fi
+rm -f "$bl_img"

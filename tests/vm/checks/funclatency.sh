@@ -1,0 +1,123 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# funclatency's kernel paths (fentry, kprobe, kprobe.multi) in a test VM, on the funcs workload.
+#
+# POSIX sh (busybox). Needs $BIN (tools), $WL (workloads), $SCRATCH (a
+# writable directory) and a function "result TOOL METHOD pass|fail DETAIL"
+# from the harness. The funcs workload, released by SIGUSR1, makes exactly
+# 30 nanosleep() calls (20 of 10 ms, 10 of 1 ms) and 100 pipe read()s and
+# write()s; funclatency -p counts them in the kernel.
+
+fl_out=$SCRATCH/funclatency.out
+fl_err=$SCRATCH/funclatency.err
+
+# fl_wait FILE PATTERN [PID]: up to 10 s for a line matching PATTERN in
+# FILE, or until process PID has exited.
+fl_wait() {
+	i=0
+	while [ $i -lt 100 ]; do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		[ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null && return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# fl_total FILE [FUNCTION]: the calls counted in the histogram (of FUNCTION with -F).
+fl_total() {
+	awk -v f="$2" '
+		/^Function = / { on = ($3 == f) }
+		(f == "" || on) && / -> .* : [0-9]+ +\|/ { n += $5 }
+		END { print n + 0 }' "$1"
+}
+
+# fl_run ARGS...: funclatency -p WORKLOAD ARGS while the workload runs once.
+# Sets fl_rc; output in $fl_out and $fl_err.
+fl_run() {
+	"$WL/funcs" > "$SCRATCH/funcs.out" &
+	wpid=$!
+	if ! fl_wait "$SCRATCH/funcs.out" '^pid '; then
+		kill $wpid 2>/dev/null
+		fl_rc=99
+		return
+	fi
+	"$BIN/funclatency" -p "$wpid" "$@" > "$fl_out" 2> "$fl_err" &
+	fpid=$!
+	if ! fl_wait "$fl_out" 'Tracing' $fpid; then
+		kill $wpid 2>/dev/null
+		wait $fpid
+		fl_rc=$?
+		wait $wpid 2>/dev/null
+		return
+	fi
+	kill -USR1 $wpid
+	wait $wpid
+	kill -INT $fpid
+	wait $fpid
+	fl_rc=$?
+}
+
+# fl_leftover: names of funclatency programs still loaded (needs bpftool).
+fl_leftover() {
+	command -v bpftool >/dev/null 2>&1 || return 0
+	sleep 1
+	bpftool prog show 2>/dev/null | grep -o 'name funclatency_[a-z_]*' | tr '\n' ' '
+}
+
+# fl_check_sleep METHOD ARGS...: do_nanosleep, 30 calls, timed as 1 and 10 ms.
+fl_check_sleep() {
+	method=$1
+	shift
+	fl_run -m "$@" do_nanosleep
+	total=$(fl_total "$fl_out")
+	# 20 sleeps of 10 ms land in the 8 -> 15 row, 10 of 1 ms in 1 -> 1.
+	ten=$(awk '/^ *8 -> 15 *:/ { print $5 }' "$fl_out")
+	left=$(fl_leftover)
+	detail="rc=$fl_rc calls=$total 10ms-row=${ten:-0} $(tail -n 2 "$fl_err")"
+	if [ "$fl_rc" = 0 ] && [ "$total" = 30 ] && [ "${ten:-0}" -ge 18 ] && [ -z "$left" ]; then
+		result funclatency "$method" pass "$detail"
+	else
+		result funclatency "$method" fail "$detail left=[$left] $(cat "$fl_out")"
+	fi
+}
+
+fl_check_sleep fentry --method fentry
+fl_check_sleep kprobe --method kprobe
+fl_check_sleep kprobe-k -k
+
+# The default picks fentry for one function where the kernel has it.
+fl_run -v do_nanosleep
+if [ "$fl_rc" = 0 ] && grep -q 'with fentry' "$fl_err" && [ "$(fl_total "$fl_out")" = 30 ]; then
+	result funclatency auto pass "fentry chosen, 30 calls"
+else
+	result funclatency auto fail "rc=$fl_rc $(tail -n 2 "$fl_err")"
+fi
+
+# A wildcard through kprobe.multi, a histogram per function: 100 pipe reads
+# and writes, and the workload's one "done" line written after release.
+fl_run -F -v --method kprobe-multi -r 'vfs_(read|write)$'
+reads=$(fl_total "$fl_out" vfs_read)
+writes=$(fl_total "$fl_out" vfs_write)
+left=$(fl_leftover)
+detail="rc=$fl_rc vfs_read=$reads vfs_write=$writes"
+if grep -q 'kernel has no kprobe.multi' "$fl_err"; then
+	# The right answer on a kernel without fprobe; the tool said so.
+	result funclatency kprobe-multi pass "kernel has no kprobe.multi: $(cat "$fl_err")"
+elif [ "$fl_rc" = 0 ] && [ "$reads" -ge 100 ] && [ "$reads" -le 101 ] &&
+     [ "$writes" -ge 100 ] && [ "$writes" -le 102 ] && [ -z "$left" ]; then
+	result funclatency kprobe-multi pass "$detail"
+else
+	result funclatency kprobe-multi fail "$detail left=[$left] $(tail -n 2 "$fl_err") $(cat "$fl_out")"
+fi
+
+# The same wildcard with kprobe.multi ruled out: one kprobe pair per function.
+export BPFSCOPE_DISABLE=kprobe_multi
+fl_run -F -v 'vfs_read*'
+unset BPFSCOPE_DISABLE
+reads=$(fl_total "$fl_out" vfs_read)
+if [ "$fl_rc" = 0 ] && grep -q 'with kprobe$' "$fl_err" && [ "$reads" -ge 100 ] && [ "$reads" -le 101 ]; then
+	result funclatency kprobe-wildcard pass "rc=0 vfs_read=$reads"
+else
+	result funclatency kprobe-wildcard fail "rc=$fl_rc vfs_read=$reads $(tail -n 2 "$fl_err")"
+fi

@@ -1,0 +1,66 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# readdirlat on a test VM's kernel: the syscall tracepoints and the raw_syscalls fallback.
+#
+# POSIX sh (busybox). Needs $BIN, $WL, $SCRATCH and the harness's
+# "result TOOL METHOD pass|fail DETAIL". lsdir lists a directory with a
+# chosen buffer and prints what it saw ("pid P calls C entries E bytes B");
+# readdirlat -S must report the same numbers for it.
+
+rd_dir=$SCRATCH/readdirlat-many
+rd_out=$SCRATCH/readdirlat.out
+rd_err=$SCRATCH/readdirlat.err
+mkdir -p "$rd_dir"
+rd_dir=$(cd "$rd_dir" && pwd -P)	# the kernel names it without symlinks
+i=1000
+while [ $i -lt 2000 ]; do
+	: > "$rd_dir/f$i"
+	i=$((i + 1))
+done
+
+rd_wait() {
+	i=0
+	while [ $i -lt 100 ]; do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# rd_check METHOD DIR BUFSZ SCANS [readdirlat options]: one lsdir run under
+# readdirlat -S -c lsdir; the row must match what lsdir counted.
+rd_check() {
+	method=$1 dir=$2 bufsz=$3 scans=$4
+	shift 4
+	"$BIN/readdirlat" -v -S -c lsdir "$@" > "$rd_out" 2> "$rd_err" &
+	rpid=$!
+	if ! rd_wait "$rd_out" Tracing $rpid; then
+		wait $rpid
+		result readdirlat "$method" fail "rc=$? $(tail -n 2 "$rd_err")"
+		return
+	fi
+	set -- $("$WL/lsdir" "$dir" "$bufsz" "$scans")
+	pid=$2 calls=$4 entries=$6 bytes=$8
+	kill -INT $rpid
+	wait $rpid
+	rc=$?
+	# COMM PID DIR CALLS SCANS CALLS/SCAN BUFSZ BYTES ENTRIES AVG MAX
+	row=$(awk -v p="$pid" '$2 == p { print $3, $4, $5, $7, $8, $9 }' "$rd_out")
+	want="$dir $calls $scans $bufsz $bytes $entries"
+	if [ "$rc" = 0 ] && [ "$row" = "$want" ]; then
+		result readdirlat "$method" pass "$row"
+	else
+		result readdirlat "$method" fail "rc=$rc got [$row] want [$want] $(tail -n 2 "$rd_err")"
+	fi
+}
+
+rd_check tracepoint-8k "$rd_dir" 8192 3
+rd_check tracepoint-32k "$rd_dir" 32768 3
+rd_check tracepoint-proc /proc 8192 2
+export BPFSCOPE_DISABLE=tracepoint
+rd_check raw_syscalls "$rd_dir" 8192 2
+unset BPFSCOPE_DISABLE
+grep -q raw_syscalls "$rd_err" ||
+	result readdirlat raw_syscalls-chosen fail "the fallback was not used: $(tail -n 2 "$rd_err")"

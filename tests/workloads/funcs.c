@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Test workload for funclatency: functions whose latencies are known.
+ * usage: funcs   -- prints "pid PID", waits for SIGUSR1, then calls
+ *   slow_func() 20 times (sleeps 10 ms), fast_func() 1000 times (returns at
+ *   once), recurse(4) 10 times (5 nested calls, 1 ms sleep at the bottom),
+ *   and reads a pipe 100 times; prints "done".
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+__attribute__((noinline)) void slow_func(void)
+{
+	struct timespec ts = { 0, 10 * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+__attribute__((noinline)) int fast_func(int x)
+{
+	__asm__ volatile("" : "+r"(x));
+	return x + 1;
+}
+
+__attribute__((noinline)) int recurse(int n)
+{
+	struct timespec ts = { 0, 1000000L };
+
+	if (n == 0) {
+		nanosleep(&ts, NULL);
+		return 0;
+	}
+	return recurse(n - 1) + 1;
+}
+
+int main(void)
+{
+	int fds[2], sig, sum = 0;
+	sigset_t set;
+	char c = 'x';
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	if (pipe(fds))
+		return 1;
+	printf("pid %d\n", getpid());
+	fflush(stdout);
+	sigwait(&set, &sig);
+
+	for (int i = 0; i < 20; i++)
+		slow_func();
+	for (int i = 0; i < 1000; i++)
+		sum = fast_func(sum);
+	for (int i = 0; i < 10; i++)
+		sum += recurse(4);
+	for (int i = 0; i < 100; i++)
+		if (write(fds[1], &c, 1) != 1 || read(fds[0], &c, 1) != 1)
+			return 1;
+	printf("done %d\n", sum);
+	return 0;
+}

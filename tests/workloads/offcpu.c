@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Test workload for offcputime and offwaketime, built with frame pointers.
+ * usage: offcpu sleep N MS  -- offcpu_sleeper() sleeps MS ms, N times
+ *        offcpu pipe N MS   -- offcpu_reader() blocks reading a pipe that
+ *                              offcpu_waker() writes to MS ms later, N times
+ * Prints "pid PID", waits for SIGUSR1, does the work, prints "done".
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static int n, ms, fds[2];
+
+/*
+ * The system calls are made from the distinctive functions themselves: libc's
+ * wrappers have no frame pointer, so a frame-pointer unwind would skip the
+ * function that called them.
+ */
+static inline __attribute__((always_inline)) long sys3(long nr, long a, long b, long c)
+{
+#if defined(__x86_64__)
+	long ret;
+
+	__asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c)
+			 : "rcx", "r11", "memory");
+	return ret;
+#else
+	return syscall(nr, a, b, c);
+#endif
+}
+
+__attribute__((noinline)) void offcpu_sleeper(void)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	sys3(SYS_nanosleep, (long)&ts, 0, 0);
+}
+
+__attribute__((noinline)) void offcpu_reader(void)
+{
+	char c;
+
+	if (sys3(SYS_read, fds[0], (long)&c, 1) != 1)
+		exit(1);
+}
+
+__attribute__((noinline)) void offcpu_waker(void)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	char c = 'x';
+
+	nanosleep(&ts, NULL);
+	if (sys3(SYS_write, fds[1], (long)&c, 1) != 1)
+		exit(1);
+}
+
+static void *reader_thread(void *arg)
+{
+	for (int i = 0; i < n; i++)
+		offcpu_reader();
+	return NULL;
+}
+
+static void *waker_thread(void *arg)
+{
+	for (int i = 0; i < n; i++)
+		offcpu_waker();
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t r, w;
+	sigset_t set;
+	int sig;
+
+	if (argc != 4)
+		return 2;
+	n = atoi(argv[2]);
+	ms = atoi(argv[3]);
+	if (pipe(fds))
+		return 1;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	printf("pid %d\n", getpid());
+	fflush(stdout);
+	sigwait(&set, &sig);
+
+	if (!strcmp(argv[1], "sleep")) {
+		for (int i = 0; i < n; i++)
+			offcpu_sleeper();
+	} else {
+		pthread_create(&r, NULL, reader_thread, NULL);
+		pthread_create(&w, NULL, waker_thread, NULL);
+		pthread_join(r, NULL);
+		pthread_join(w, NULL);
+	}
+	printf("done\n");
+	return 0;
+}

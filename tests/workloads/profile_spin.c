@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Test workload for profile: a thread that burns CPU in two functions with
+ * distinctive names, exactly 3:1 in CPU time (measured with the thread's
+ * own CPU clock, so a busy machine does not change the ratio), and, on
+ * request, a thread spinning in a third function and one that spends its
+ * time in the kernel reading /dev/zero.
+ *
+ * usage: profile_spin [-g] [-s SECONDS] [-t] [-k] [-P CPU]
+ *   -g  print "pid PID" and wait for SIGUSR1 before starting (tracer first)
+ *   -s  run this long (default 30), then exit
+ *   -t  add a thread spinning in bpfscope_spin_gamma; prints "gamma TID"
+ *   -k  add a thread reading /dev/zero in bpfscope_read_zero; prints "reader TID"
+ *   -P  pin every thread to this CPU
+ *   -b  benchmark mode: every online CPU spins for SECONDS, then it prints
+ *       "rate N/s", loop iterations per second, and exits
+ * Without -g it prints "pid PID" once the threads run.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile int stop;
+static volatile unsigned long sink;
+
+static long long thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/*
+ * Spins for @ns of this thread's CPU time. The clock is read only every
+ * few tens of microseconds, so samples land in the caller's loop, not in
+ * the vDSO.
+ */
+static __attribute__((noinline)) void burn(long long ns)
+{
+	long long end = thread_cpu_ns() + ns;
+
+	do {
+		for (int i = 0; i < 20000; i++)
+			sink += i;
+	} while (thread_cpu_ns() < end);
+}
+
+__attribute__((noinline)) void bpfscope_spin_alpha(void)
+{
+	burn(3000000);
+}
+
+__attribute__((noinline)) void bpfscope_spin_beta(void)
+{
+	burn(1000000);
+}
+
+__attribute__((noinline)) void bpfscope_spin_gamma(void)
+{
+	while (!stop)
+		sink++;
+}
+
+__attribute__((noinline)) void bpfscope_read_zero(int fd)
+{
+	static char buf[1 << 20];
+
+	while (!stop)
+		if (read(fd, buf, sizeof(buf)) < 0)
+			break;
+}
+
+static volatile unsigned long done_loops;
+
+static void *bench_thread(void *arg)
+{
+	unsigned long n = 0;
+
+	while (!stop) {
+		for (int i = 0; i < 1000; i++)
+			sink += i;
+		n++;
+	}
+	__sync_fetch_and_add(&done_loops, n);
+	return NULL;
+}
+
+/* The throughput a profiler's sampling takes away from: all CPUs busy. */
+static int bench(int seconds)
+{
+	int n = sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_t t[256];
+	struct timespec a, b;
+
+	if (n > 256)
+		n = 256;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (int i = 0; i < n; i++)
+		pthread_create(&t[i], NULL, bench_thread, NULL);
+	sleep(seconds);
+	stop = 1;
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	printf("rate %.0f/s\n", done_loops / ((b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9));
+	return 0;
+}
+
+static void *ratio_thread(void *arg)
+{
+	while (!stop) {
+		bpfscope_spin_alpha();
+		bpfscope_spin_beta();
+	}
+	return NULL;
+}
+
+static void *gamma_thread(void *arg)
+{
+	printf("gamma %ld\n", (long)syscall(SYS_gettid));
+	fflush(stdout);
+	bpfscope_spin_gamma();
+	return NULL;
+}
+
+static void *reader_thread(void *arg)
+{
+	int fd = open("/dev/zero", O_RDONLY);
+
+	printf("reader %ld\n", (long)syscall(SYS_gettid));
+	fflush(stdout);
+	if (fd >= 0)
+		bpfscope_read_zero(fd);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int gate = 0, gamma = 0, reader = 0, cpu = -1, seconds = 30, opt, sig;
+	pthread_t threads[3];
+	int n = 0;
+	sigset_t set;
+
+	while ((opt = getopt(argc, argv, "gs:tkP:b:")) != -1) {
+		switch (opt) {
+		case 'g': gate = 1; break;
+		case 's': seconds = atoi(optarg); break;
+		case 't': gamma = 1; break;
+		case 'k': reader = 1; break;
+		case 'P': cpu = atoi(optarg); break;
+		case 'b': return bench(atoi(optarg));
+		default: return 2;
+		}
+	}
+	if (cpu >= 0) {
+		cpu_set_t cpus;
+
+		CPU_ZERO(&cpus);
+		CPU_SET(cpu, &cpus);
+		if (sched_setaffinity(0, sizeof(cpus), &cpus)) {
+			perror("sched_setaffinity");
+			return 1;
+		}
+	}
+	if (gate) {
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		printf("pid %d\n", getpid());
+		fflush(stdout);
+		sigwait(&set, &sig);
+	}
+	pthread_create(&threads[n++], NULL, ratio_thread, NULL);
+	if (gamma)
+		pthread_create(&threads[n++], NULL, gamma_thread, NULL);
+	if (reader)
+		pthread_create(&threads[n++], NULL, reader_thread, NULL);
+	if (!gate) {
+		printf("pid %d\n", getpid());
+		fflush(stdout);
+	}
+	sleep(seconds);
+	stop = 1;
+	for (int i = 0; i < n; i++)
+		pthread_join(threads[i], NULL);
+	return 0;
+}

@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* funclatency: time kernel or user-space functions and print their latency, like bcc's funclatency. */
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cgroup.h"
+#include "cli.h"
+#include "maps.h"
+#include "probe.h"
+#include "proc.h"
+#include "report.h"
+#include "run.h"
+#include "tool.h"
+#include "uprobes.h"
+#include "funclatency.h"
+#include "funclatency.skel.h"
+
+#define MAX_PROBES 1000	/* functions one pattern may attach to, as bcc */
+
+enum method { METHOD_AUTO, METHOD_FENTRY, METHOD_KPROBE_MULTI, METHOD_KPROBE };
+enum { KEY_METHOD = CLI_KEY_TOOL };
+
+static const char *const method_names[] = {
+	[METHOD_AUTO] = "auto", [METHOD_FENTRY] = "fentry",
+	[METHOD_KPROBE_MULTI] = "kprobe-multi", [METHOD_KPROBE] = "kprobe",
+};
+
+static struct env {
+	const char *pattern;
+	const char *unit;
+	__u64 unit_ns;
+	bool per_function, regex;
+	pid_t pid;
+	const char *cgroup;
+	unsigned int level;
+	enum method method;
+} env = { .unit = "nsecs", .unit_ns = 1, .level = FUNC_MAX_DEPTH };
+
+static struct cli cli;
+
+static const struct argp_option options[] = {
+	{ "pid", 'p', "PID", 0, "Trace this process only" },
+	{ "interval", 'i', "SECONDS", 0, "Print a summary every SECONDS" },
+	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS" },
+	{ "microseconds", 'u', NULL, 0, "Microsecond histogram" },
+	{ "milliseconds", 'm', NULL, 0, "Millisecond histogram" },
+	{ "function", 'F', NULL, 0, "Print a histogram per function" },
+	{ "regexp", 'r', NULL, 0, "PATTERN is a regular expression (else a shell wildcard)" },
+	{ "cgroup", 'c', "PATH", 0, "Trace tasks in this cgroup v2 only" },
+	{ "level", 'l', "LEVEL", 0, "Time nested or recursive calls up to LEVEL deep (1-32)" },
+	{ "kprobes", 'k', NULL, 0, "Use kprobes for kernel functions, not fentry" },
+	{ "method", KEY_METHOD, "METHOD", 0,
+	  "Kernel functions: fentry, kprobe-multi or kprobe (default: the best available)" },
+	{},
+};
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'p': env.pid = cli__parse_pid(state, "PID", arg); break;
+	case 'i': cli.interval = cli__parse_seconds(state, "interval", arg); break;
+	case 'd': cli.duration = cli__parse_seconds(state, "duration", arg); break;
+	case 'u': env.unit = "usecs"; env.unit_ns = 1000; break;
+	case 'm': env.unit = "msecs"; env.unit_ns = 1000000; break;
+	case 'F': env.per_function = true; break;
+	case 'r': env.regex = true; break;
+	case 'c': env.cgroup = arg; break;
+	case 'l': env.level = cli__parse_ulong(state, "level", arg, 1, FUNC_MAX_DEPTH); break;
+	case 'k': env.method = METHOD_KPROBE; break;
+	case KEY_METHOD:
+		for (int m = METHOD_FENTRY; m <= METHOD_KPROBE; m++)
+			if (!strcmp(arg, method_names[m])) {
+				env.method = m;
+				return 0;
+			}
+		argp_error(state, "invalid method '%s': expected fentry, kprobe-multi or kprobe", arg);
+		break;
+	case ARGP_KEY_ARG:
+		if (env.pattern)
+			argp_error(state, "one pattern only: unexpected '%s'", arg);
+		env.pattern = arg;
+		break;
+	case ARGP_KEY_END:
+		if (!env.pattern)
+			argp_error(state, "a function pattern is required");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static struct cli cli = {
+	.name = "funclatency",
+	.doc = "Time functions and print their latency as a histogram.",
+	.args_doc = "[LIB:]PATTERN",
+	.examples =
+		"    funclatency do_sys_open        # kernel function\n"
+		"    funclatency -u vfs_read        # microseconds\n"
+		"    funclatency c:read             # libc's read()\n"
+		"    funclatency -p 181 pthread:*mutex*   # in one process, a wildcard\n"
+		"    funclatency -F '/usr/bin/app:handle_*'   # a histogram per function\n"
+		"    funclatency -r 'c:^(read|write)$' -i 1 -d 10\n",
+	.options = options,
+	.parser = parse_opt,
+	.positional = CLI_POS_NONE,
+	.flags = CLI_TIMESTAMP | CLI_PERCENTILES,
+};
+
+struct target {
+	struct funclatency_bpf *obj;
+	char **names;		/* by cookie */
+	size_t n;
+	struct bpf_link **links;
+	size_t nlinks;
+};
+
+static int add_link(struct target *t, struct bpf_link *link)
+{
+	struct bpf_link **l;
+
+	if (!link)
+		return -errno;
+	l = realloc(t->links, (t->nlinks + 1) * sizeof(*l));
+	if (!l) {
+		bpf_link__destroy(link);
+		return -ENOMEM;
+	}
+	t->links = l;
+	t->links[t->nlinks++] = link;
+	return 0;
+}
+
+static int attach_user(struct target *t, const char *lib, const char *pattern)
+{
+	char path[PATH_MAX];
+	struct uprobe_func *funcs;
+	ssize_t n;
+	int err;
+
+	err = uprobes__resolve(lib, env.pid, path, sizeof(path));
+	if (err) {
+		pr_err("library '%s' not found%s", lib,
+		       env.pid ? " in the process's maps or its /etc/ld.so.cache" :
+				 " in /etc/ld.so.cache or the library directories");
+		return err;
+	}
+	if (uprobes__is_go(path)) {
+		pr_err("%s is a Go program: uretprobes would crash it (Go moves goroutine stacks), "
+		       "so funclatency does not attach", path);
+		return -ENOTSUP;
+	}
+	n = uprobes__find(path, pattern, env.regex, MAX_PROBES, &funcs);
+	if (n == -ENOENT) {
+		pr_err("no function matches '%s' in %s", pattern, path);
+		return n;
+	}
+	if (n == -E2BIG) {
+		pr_err("'%s' matches more than %d functions in %s: narrow the pattern", pattern,
+		       MAX_PROBES, path);
+		return n;
+	}
+	if (n == -EINVAL) {
+		pr_err("invalid regular expression '%s'", pattern);
+		return n;
+	}
+	if (n < 0) {
+		pr_err("cannot read %s: %s", path, strerror(-n));
+		return n;
+	}
+	t->names = calloc(n, sizeof(*t->names));
+	if (!t->names)
+		return -ENOMEM;
+	for (ssize_t i = 0; i < n; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, entry, .bpf_cookie = i);
+		LIBBPF_OPTS(bpf_uprobe_opts, ret, .bpf_cookie = i, .retprobe = true);
+
+		t->names[t->n++] = strdup(funcs[i].name);
+		pr_debug("uprobe and uretprobe on %s:%s (file offset 0x%llx)", path, funcs[i].name,
+			 (unsigned long long)funcs[i].offset);
+		err = add_link(t, bpf_program__attach_uprobe_opts(t->obj->progs.funclatency_entry,
+					env.pid ? env.pid : -1, path, funcs[i].offset, &entry));
+		if (!err)
+			err = add_link(t, bpf_program__attach_uprobe_opts(t->obj->progs.funclatency_return,
+					env.pid ? env.pid : -1, path, funcs[i].offset, &ret));
+		if (err) {
+			pr_err("cannot attach a uprobe to %s:%s: %s", path, funcs[i].name, strerror(-err));
+			break;
+		}
+	}
+	uprobes__free(funcs, n);
+	return err;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Where kernel function names come from: ftrace's list of the functions it
+ * can hook (what kprobe.multi and kprobes attach to without surprises), or,
+ * without tracefs, kallsyms' text symbols.
+ */
+static FILE *open_kernel_funcs(bool *kallsyms)
+{
+	const char *dir = probe__tracefs();
+	char path[128];
+	FILE *f;
+
+	if (dir) {
+		snprintf(path, sizeof(path), "%s/available_filter_functions", dir);
+		f = fopen(path, "r");
+		*kallsyms = false;
+		if (f)
+			return f;
+	}
+	*kallsyms = true;
+	return fopen("/proc/kallsyms", "r");
+}
+
+/* Kernel functions matching the pattern, sorted, each name once. */
+static ssize_t kernel_matches(const char *pattern, char ***out)
+{
+	char line[512], name[256], type, **names = NULL;
+	size_t n = 0, cap = 0, uniq = 0;
+	bool kallsyms;
+	regex_t re;
+	FILE *f;
+
+	if (env.regex && uprobes__regcomp(&re, pattern))
+		return -EINVAL;
+	f = open_kernel_funcs(&kallsyms);
+	while (f && fgets(line, sizeof(line), f)) {
+		/* "name [module]" in ftrace's list, "addr type name [module]" in kallsyms. */
+		if (kallsyms ? sscanf(line, "%*s %c %255s", &type, name) != 2 ||
+			       (type != 't' && type != 'T')
+			     : sscanf(line, "%255s", name) != 1)
+			continue;
+		/* .isra/.constprop/.cold copies: no BTF, and not what anyone asks for. */
+		if (strchr(name, '.') ||
+		    (env.regex ? regexec(&re, name, 0, NULL, 0) : fnmatch(pattern, name, 0)))
+			continue;
+		/* Static functions can share a name: collect generously, dedupe below. */
+		if (n == 4 * MAX_PROBES)
+			break;
+		if (n == cap) {
+			char **t;
+
+			cap = cap ? cap * 2 : 16;
+			t = realloc(names, cap * sizeof(*names));
+			if (!t)
+				break;
+			names = t;
+		}
+		if (!(names[n] = strdup(name)))
+			break;
+		n++;
+	}
+	if (f)
+		fclose(f);
+	if (env.regex)
+		regfree(&re);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		if (uniq && !strcmp(names[uniq - 1], names[i]))
+			free(names[i]);
+		else
+			names[uniq++] = names[i];
+	}
+	if (uniq > MAX_PROBES) {
+		for (size_t i = 0; i < uniq; i++)
+			free(names[i]);
+		free(names);
+		return -E2BIG;
+	}
+	*out = names;
+	return (ssize_t)uniq;
+}
+
+static enum method choose_kernel_method(size_t n, const char *first)
+{
+	bool fentry = probe__fentry() && probe__btf_func(first);
+
+	switch (env.method) {
+	case METHOD_FENTRY:
+		if (n > 1)
+			pr_err("fentry attaches one function; '%s' matches %zu (use --method "
+			       "kprobe-multi or kprobe)", env.pattern, n);
+		else if (!fentry)
+			pr_err("kernel refuses fentry programs (or %s has no BTF): try --method kprobe",
+			       first);
+		else
+			return METHOD_FENTRY;
+		return METHOD_AUTO;
+	case METHOD_KPROBE_MULTI:
+		if (probe__kprobe_multi())
+			return METHOD_KPROBE_MULTI;
+		pr_err("kernel has no kprobe.multi (fprobe, Linux 5.18+): try --method kprobe");
+		return METHOD_AUTO;
+	case METHOD_KPROBE:
+		if (probe__kprobe())
+			return METHOD_KPROBE;
+		pr_err("kernel has no kprobes (CONFIG_KPROBE_EVENTS)");
+		return METHOD_AUTO;
+	case METHOD_AUTO:
+		break;
+	}
+	if (n == 1 && fentry)
+		return METHOD_FENTRY;
+	if (n > 1 && probe__kprobe_multi())
+		return METHOD_KPROBE_MULTI;
+	if (probe__kprobe())
+		return METHOD_KPROBE;
+	if (fentry)
+		pr_err("'%s' matches %zu functions: fentry attaches one, and this kernel has no "
+		       "kprobes for the rest", env.pattern, n);
+	else if (probe__fentry())
+		pr_err("%s has no BTF, so fentry cannot attach to it, and this kernel has no "
+		       "kprobes", first);
+	else
+		pr_err("kernel has no kprobes and refuses fentry: cannot trace kernel functions "
+		       "such as '%s' (user-space functions, LIB:FUNC, still work)", first);
+	return METHOD_AUTO;
+}
+
+static int attach_kernel(struct target *t, const char *pattern)
+{
+	struct funclatency_bpf *obj = t->obj;
+	enum method m;
+	ssize_t n;
+	int err = 0;
+
+	n = kernel_matches(pattern, &t->names);
+	if (n == -EINVAL) {
+		pr_err("invalid regular expression '%s'", pattern);
+		return n;
+	}
+	if (n > 0)
+		t->n = n;
+	if (n == -E2BIG) {
+		pr_err("'%s' matches more than %d kernel functions: narrow the pattern", pattern,
+		       MAX_PROBES);
+		return n;
+	}
+	if (n <= 0) {
+		pr_err("no function matches '%s' in the kernel", pattern);
+		return n ? n : -ENOENT;
+	}
+	m = choose_kernel_method(n, t->names[0]);
+	if (m == METHOD_AUTO)
+		return -ENOTSUP;
+	pr_debug("attaching to %zd kernel function%s with %s", n, n > 1 ? "s" : "",
+		 method_names[m]);
+
+	if (m == METHOD_FENTRY) {
+		/* Loaded separately, after the attach target is known. */
+		return 1;
+	}
+	if (m == METHOD_KPROBE_MULTI) {
+		__u64 *cookies = calloc(n, sizeof(*cookies));
+
+		if (!cookies)
+			return -ENOMEM;
+		for (ssize_t i = 0; i < n; i++)
+			cookies[i] = i;
+		LIBBPF_OPTS(bpf_kprobe_multi_opts, entry, .syms = (const char **)t->names,
+			    .cnt = n, .cookies = cookies);
+		LIBBPF_OPTS(bpf_kprobe_multi_opts, ret, .syms = (const char **)t->names, .cnt = n,
+			    .cookies = cookies, .retprobe = true);
+		err = add_link(t, bpf_program__attach_kprobe_multi_opts(
+					obj->progs.funclatency_multi_entry, NULL, &entry));
+		if (!err)
+			err = add_link(t, bpf_program__attach_kprobe_multi_opts(
+						obj->progs.funclatency_multi_return, NULL, &ret));
+		free(cookies);
+		if (err)
+			pr_err("cannot attach kprobe.multi to %zd functions: %s", n, strerror(-err));
+		return err;
+	}
+	for (ssize_t i = 0; i < n && !err; i++) {
+		LIBBPF_OPTS(bpf_kprobe_opts, entry, .bpf_cookie = i);
+		LIBBPF_OPTS(bpf_kprobe_opts, ret, .bpf_cookie = i, .retprobe = true);
+
+		err = add_link(t, bpf_program__attach_kprobe_opts(obj->progs.funclatency_entry,
+								  t->names[i], &entry));
+		if (!err)
+			err = add_link(t, bpf_program__attach_kprobe_opts(
+						obj->progs.funclatency_return, t->names[i], &ret));
+		if (err)
+			pr_err("cannot attach a kprobe to %s: %s", t->names[i], strerror(-err));
+	}
+	return err;
+}
+
+static int report(void *ctx, const struct report_info *info)
+{
+	struct target *t = ctx;
+	struct hist_report r = { .cli = &cli, .when = info->when, .unit = env.unit, .summary = true };
+	struct rec {
+		__u32 key;
+		struct hist h;
+	} *all;
+	struct hist total;
+	ssize_t n;
+	int err;
+
+	report__begin(&cli, info->when);
+	if (!env.per_function) {
+		err = map__take_percpu_hist(bpf_map__fd(t->obj->maps.hist_all), &total);
+		if (!err)
+			report__hist(&r, &total, NULL, NULL, 0);
+		return err;
+	}
+	n = map__take_all(bpf_map__fd(t->obj->maps.hist_by), sizeof(__u32), sizeof(struct hist),
+			  (void **)&all);
+	if (n < 0)
+		return n;
+	for (size_t i = 0; i < t->n; i++) {
+		for (ssize_t k = 0; k < n; k++) {
+			struct label l = { "function", t->names[i] };
+			char title[300];
+
+			if (all[k].key != i)
+				continue;
+			snprintf(title, sizeof(title), "Function = %s", t->names[i]);
+			report__hist(&r, &all[k].h, title, &l, 1);
+		}
+	}
+	free(all);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct target t = {};
+	struct run run;
+	char *colon, *lib = NULL;
+	const char *pattern;
+	int err, fentry = 0;
+
+	cli__parse(&cli, argc, argv);
+	if (tool__check_privileges())
+		return EXIT_RUNTIME;
+	if (env.pid && proc__pid_exists(env.pid)) {
+		pr_err("pid %d: no such process", env.pid);
+		return EXIT_RUNTIME;
+	}
+	pattern = env.pattern;
+	colon = strchr(env.pattern, ':');
+	if (colon) {
+		lib = strndup(env.pattern, colon - env.pattern);
+		pattern = colon + 1;
+		if (!*lib || !*pattern) {
+			pr_err("'%s': expected LIB:PATTERN, e.g. c:read", env.pattern);
+			free(lib);
+			return EXIT_USAGE;
+		}
+	}
+
+	t.obj = funclatency_bpf__open();
+	if (!t.obj) {
+		tool__report_bpf_error("open BPF object", -errno);
+		return EXIT_RUNTIME;
+	}
+	t.obj->rodata->unit_ns = env.unit_ns;
+	t.obj->rodata->per_function = env.per_function;
+	t.obj->rodata->target_tgid = env.pid;
+	t.obj->rodata->max_depth = env.level;
+	if (env.cgroup) {
+		struct cgroup_target cg;
+
+		err = cgroup__resolve(env.cgroup, &cg);
+		if (err) {
+			pr_err("cgroup '%s' %s", env.cgroup,
+			       err == -ENOENT ? "not found" : "is not a cgroup v2 directory");
+			goto out;
+		}
+		t.obj->rodata->filter_cgroup = true;
+		t.obj->rodata->cgroup_id = cg.id;
+		t.obj->rodata->cgroup_level = cg.level;
+	}
+	if (!env.per_function)
+		bpf_map__set_max_entries(t.obj->maps.hist_by, 1);
+
+	/* Which programs load depends on what the pattern needs. */
+	if (!lib) {
+		err = attach_kernel(&t, pattern);	/* only probes, before load */
+		if (err < 0)
+			goto out;
+		fentry = err == 1;
+		if (fentry) {
+			bpf_program__set_attach_target(t.obj->progs.funclatency_fentry, 0, t.names[0]);
+			bpf_program__set_attach_target(t.obj->progs.funclatency_fexit, 0, t.names[0]);
+		}
+		for (size_t i = 0; i < t.nlinks; i++)
+			bpf_link__destroy(t.links[i]);
+		t.nlinks = 0;
+	}
+	bpf_program__set_autoload(t.obj->progs.funclatency_fentry, fentry);
+	bpf_program__set_autoload(t.obj->progs.funclatency_fexit, fentry);
+	bpf_program__set_autoload(t.obj->progs.funclatency_multi_entry,
+				  !lib && !fentry && probe__kprobe_multi());
+	bpf_program__set_autoload(t.obj->progs.funclatency_multi_return,
+				  !lib && !fentry && probe__kprobe_multi());
+	err = tool__load(t.obj->skeleton);
+	if (err)
+		goto out;
+	if (fentry) {
+		err = tool__attach(t.obj->skeleton);
+	} else if (lib) {
+		err = attach_user(&t, lib, pattern);
+	} else {
+		for (size_t i = 0; i < t.n; i++)
+			free(t.names[i]);
+		free(t.names);
+		t.names = NULL;
+		t.n = 0;
+		err = attach_kernel(&t, pattern);
+	}
+	if (err)
+		goto out;
+
+	run__banner(&cli, "Tracing %zu function%s for \"%s\"... Hit Ctrl-C to end.", t.n,
+		    t.n == 1 ? "" : "s", env.pattern);
+	run__init(&run, &cli);
+	run.report = report;
+	run.ctx = &t;
+	err = run__loop(&run);
+	if (err)
+		pr_err("cannot read histograms: %s", strerror(-err));
+	if (t.obj->bss->too_deep)
+		pr_warn("%llu calls nested deeper than %u were not timed (-l)",
+			(unsigned long long)t.obj->bss->too_deep, env.level);
+	if (t.obj->bss->lost_stacks)
+		pr_warn("%llu calls not timed: no memory for a thread's task storage",
+			(unsigned long long)t.obj->bss->lost_stacks);
+	if (t.obj->bss->lost_hists)
+		pr_warn("%llu calls not counted: more than %u per-function histograms",
+			(unsigned long long)t.obj->bss->lost_hists,
+			bpf_map__max_entries(t.obj->maps.hist_by));
+out:
+	for (size_t i = 0; i < t.nlinks; i++)
+		bpf_link__destroy(t.links[i]);
+	for (size_t i = 0; i < t.n; i++)
+		free(t.names[i]);
+	free(t.names);
+	free(t.links);
+	free(lib);
+	funclatency_bpf__destroy(t.obj);
+	return err ? EXIT_RUNTIME : EXIT_OK;
+}

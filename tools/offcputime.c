@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* offcputime: summarize off-CPU time by stack trace, like bcc's offcputime. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cli.h"
+#include "json.h"
+#include "offcpu_opts.h"
+#include "probe.h"
+#include "run.h"
+#include "stacks.h"
+#include "stackreport.h"
+#include "stackset.h"
+#include "syms.h"
+#include "tool.h"
+#include "offcputime.h"
+#include "offcputime.skel.h"
+
+static struct cli cli = {
+	.name = "offcputime",
+	.doc = "Summarize off-CPU time by stack trace.",
+	.examples =
+		"    offcputime             # all threads, user + kernel stacks, until Ctrl-C\n"
+		"    offcputime 5           # for 5 seconds only\n"
+		"    offcputime -df 5       # folded, with a delimiter: for flame graphs\n"
+		"    offcputime -m 1000     # blocks of 1 ms or more\n"
+		"    offcputime -p 185 -U   # process 185, user stacks only\n"
+		"    offcputime --state 2   # uninterruptible sleep (disk, locks) only\n",
+	.options = offcpu_options,
+	.parser = offcpu__parse,
+	.positional = CLI_POS_DURATION,
+};
+
+struct offcpu {
+	struct offcputime_bpf *obj;
+	struct syms *syms;
+	struct ring_buffer *pids;
+	struct stackreport report;
+};
+
+static int poll_pids(void *ctx, int timeout_ms)
+{
+	return offcpu__poll(((struct offcpu *)ctx)->pids, timeout_ms);
+}
+
+/* A safety net for pids the ring buffer could not announce (it was full). */
+static int tick(void *ctx)
+{
+	return stackreport__track(&((struct offcpu *)ctx)->report);
+}
+
+static int report(void *ctx, const struct report_info *info)
+{
+	return stackreport__print(&((struct offcpu *)ctx)->report);
+}
+
+static void configure(struct offcputime_bpf *obj)
+{
+	bool btf = probe__tp_btf("sched_switch");
+
+	obj->rodata->filter = offcpu__filter();
+	bpf_map__set_max_entries(obj->maps.stacks, offcpu.stack_storage);
+	bpf_program__set_autoload(obj->progs.offcputime_switch, btf);
+	bpf_program__set_autoload(obj->progs.offcputime_raw_switch, !btf);
+	if (btf)
+		bpf_map__set_max_entries(obj->maps.start_tid, 1);
+	pr_debug("attaching to sched_switch with %s", btf ? "tp_btf" : "raw_tp");
+}
+
+int main(int argc, char **argv)
+{
+	struct offcpu o = {};
+	struct run run;
+	int err;
+
+	cli__parse(&cli, argc, argv);
+	if (tool__check_privileges())
+		return EXIT_RUNTIME;
+	if (offcpu__check_target())
+		return EXIT_RUNTIME;
+	o.syms = syms__new();
+	o.obj = offcputime_bpf__open();
+	if (!o.obj || !o.syms) {
+		tool__report_bpf_error("open BPF object", -errno);
+		syms__free(o.syms);
+		return EXIT_RUNTIME;
+	}
+	configure(o.obj);
+	err = tool__load(o.obj->skeleton);
+	if (!err)
+		err = tool__attach(o.obj->skeleton);
+	if (err)
+		goto out;
+	o.report = (struct stackreport){
+		.cli = &cli,
+		.syms = o.syms,
+		.stacks = stacks__new(o.syms, bpf_map__fd(o.obj->maps.stacks)),
+		.counts_fd = bpf_map__fd(o.obj->maps.totals),
+		.user_only = offcpu.user_only,
+		.kernel_only = offcpu.kernel_only,
+		.delimit = offcpu.delimit,
+		.folded = offcpu.folded,
+		.svg = offcpu.svg,
+		.pprof = offcpu.pprof,
+		.json_value = "total_us",
+		.flamegraph = { "Off-CPU time", "offcputime: blocked time by stack, microseconds", "us" },
+		.profile = { .type = "offcpu", .unit = "microseconds", .period_type = "offcpu",
+			     .period_unit = "microseconds", .period = 1,
+			     .time_nanos = (int64_t)time(NULL) * 1000000000 },
+	};
+	if (!o.report.stacks) {
+		err = -ENOMEM;
+		goto out;
+	}
+
+	offcpu__banner(&cli, "off-CPU time");
+	run__init(&run, &cli);
+	run.report = report;
+	run.tick = tick;
+	run.ctx = &o;
+	o.pids = offcpu__follow_pids(bpf_map__fd(o.obj->maps.new_pids), o.syms);
+	if (o.pids)
+		run.poll = poll_pids;
+	err = run__loop(&run);
+	if (err)
+		pr_err("cannot read the maps: %s", strerror(-err));
+	if (stacks__missed(o.report.stacks))
+		pr_warn("%llu stack traces lost: raise --stack-storage-size (now %lu)",
+			(unsigned long long)stacks__missed(o.report.stacks), offcpu.stack_storage);
+	if (o.obj->bss->lost_starts)
+		pr_warn("%llu off-CPU periods not timed: no room to note when a thread left the CPU",
+			(unsigned long long)o.obj->bss->lost_starts);
+	if (o.obj->bss->lost_keys)
+		pr_warn("%llu off-CPU periods dropped: more than %u distinct stacks",
+			(unsigned long long)o.obj->bss->lost_keys,
+			bpf_map__max_entries(o.obj->maps.totals));
+out:
+	ring_buffer__free(o.pids);
+	stacks__free(o.report.stacks);
+	offcputime_bpf__destroy(o.obj);
+	syms__free(o.syms);
+	return err ? EXIT_RUNTIME : EXIT_OK;
+}

@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* profile: sample stack traces at a timed interval and count them in the kernel, like bcc's profile. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cgroup.h"
+#include "cli.h"
+#include "offcpu_opts.h"
+#include "proc.h"
+#include "run.h"
+#include "sampler.h"
+#include "stackreport.h"
+#include "stacks.h"
+#include "syms.h"
+#include "tool.h"
+#include "profile.h"
+#include "profile.skel.h"
+
+enum { KEY_STACK_STORAGE = CLI_KEY_TOOL, KEY_HASH_STORAGE, KEY_CGROUP, KEY_SVG, KEY_PPROF,
+       KEY_CYCLES };
+
+static struct env {
+	pid_t pid, tid;
+	bool user_only, kernel_only, delimit, no_delimit, annotate, idle, folded, cycles, freq_set;
+	unsigned long freq, period, stack_storage, hash_storage;
+	int cpu;
+	const char *cgroup, *svg, *pprof;
+} env = { .freq = 49, .stack_storage = 16384, .hash_storage = 40960, .cpu = -1 };
+
+static const struct argp_option options[] = {
+	{ "pid", 'p', "PID", 0, "Profile this process only" },
+	{ "tid", 'L', "TID", 0, "Profile this thread only" },
+	{ "user-stacks-only", 'U', NULL, 0, "Show stacks from user space only" },
+	{ "kernel-stacks-only", 'K', NULL, 0, "Show stacks from kernel space only" },
+	{ "frequency", 'F', "HZ", 0, "Sample at this frequency (default 49)" },
+	{ "count", 'c', "COUNT", 0, "Sample once every COUNT events (ns of CPU, or cycles)" },
+	{ "delimited", 'd', NULL, 0, "Insert a delimiter between kernel and user stacks" },
+	{ "annotations", 'a', NULL, 0, "Add _[k] to kernel frames" },
+	{ "no-delimiter", 'A', NULL, 0, "No delimiter between kernel and user stacks (default)" },
+	{ "include-idle", 'I', NULL, 0, "Include the CPU idle task" },
+	{ "folded", 'f', NULL, 0, "Output folded format, one line per stack" },
+	{ "cpu", 'C', "CPU", 0, "Sample this CPU only" },
+	{ "stack-storage-size", KEY_STACK_STORAGE, "SIZE", 0, "Stack traces kept (default 16384)" },
+	{ "hash-storage-size", KEY_HASH_STORAGE, "SIZE", 0, "Distinct stacks counted (default 40960)" },
+	{ "cgroup", KEY_CGROUP, "PATH", 0, "Profile tasks in this cgroup v2 (and below) only" },
+	{ "svg", KEY_SVG, "FILE", 0, "Also write an interactive flame graph to FILE" },
+	{ "pprof", KEY_PPROF, "FILE", 0, "Also write a gzipped pprof profile to FILE" },
+	{ "cycles", KEY_CYCLES, NULL, 0, "Sample CPU cycles (hardware) instead of the CPU clock" },
+	{},
+};
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'p': env.pid = cli__parse_pid(state, "PID", arg); break;
+	case 'L': env.tid = cli__parse_pid(state, "TID", arg); break;
+	case 'U': env.user_only = true; break;
+	case 'K': env.kernel_only = true; break;
+	case 'F':
+		env.freq = cli__parse_ulong(state, "frequency", arg, 1, 1000000);
+		env.freq_set = true;
+		break;
+	case 'c': env.period = cli__parse_ulong(state, "count", arg, 1, ULONG_MAX); break;
+	case 'd': env.delimit = true; break;
+	case 'a': env.annotate = true; break;
+	case 'A': env.no_delimit = true; break;
+	case 'I': env.idle = true; break;
+	case 'f': env.folded = true; break;
+	case 'C': env.cpu = cli__parse_ulong(state, "CPU", arg, 0, 65535); break;
+	case KEY_STACK_STORAGE:
+		env.stack_storage = cli__parse_ulong(state, "stack storage size", arg, 1, 1 << 24);
+		break;
+	case KEY_HASH_STORAGE:
+		env.hash_storage = cli__parse_ulong(state, "hash storage size", arg, 1, 1 << 24);
+		break;
+	case KEY_CGROUP: env.cgroup = arg; break;
+	case KEY_SVG: env.svg = arg; break;
+	case KEY_PPROF: env.pprof = arg; break;
+	case KEY_CYCLES: env.cycles = true; break;
+	case ARGP_KEY_END:
+		if (env.user_only && env.kernel_only)
+			argp_error(state, "-U and -K exclude each other");
+		if (env.period && env.freq_set)
+			argp_error(state, "-F and -c exclude each other");
+		if (env.pid && env.tid)
+			argp_error(state, "-p and -L exclude each other");
+		return ARGP_ERR_UNKNOWN;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static struct cli cli = {
+	.name = "profile",
+	.doc = "Profile CPU usage by sampling stack traces at a timed interval.",
+	.examples =
+		"    profile                 # all CPUs at 49 Hz, until Ctrl-C\n"
+		"    profile -F 99 10        # 99 Hz for 10 seconds\n"
+		"    profile -p 185 -f 30    # one process, folded, for flame graphs\n"
+		"    profile --svg cpu.svg 10    # a flame graph, written by the tool\n"
+		"    profile --pprof cpu.pb.gz 10  # for go tool pprof, Pyroscope, Parca\n"
+		"    profile --cgroup system.slice/nginx.service 10   # one service\n",
+	.options = options,
+	.parser = parse_opt,
+	.positional = CLI_POS_DURATION,
+};
+
+struct profile {
+	struct profile_bpf *obj;
+	struct syms *syms;
+	struct ring_buffer *pids;
+	struct stackreport report;
+	struct sampler *sampler;
+};
+
+static int poll_pids(void *ctx, int timeout_ms)
+{
+	return offcpu__poll(((struct profile *)ctx)->pids, timeout_ms);
+}
+
+/* About once a second: follow CPUs coming and going, note new processes. */
+static int tick(void *ctx)
+{
+	struct profile *p = ctx;
+
+	sampler__refresh(p->sampler);
+	return stackreport__track(&p->report);
+}
+
+static int64_t now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int64_t start_mono;
+
+static int report(void *ctx, const struct report_info *info)
+{
+	struct profile *p = ctx;
+
+	p->report.profile.duration_nanos = now_ns(CLOCK_MONOTONIC) - start_mono;
+	return stackreport__print(&p->report);
+}
+
+/* Lost data, from the kernel side (samples) and from reading back (stacks), at exit. */
+static void report_losses(struct profile *p)
+{
+	unsigned long long user = p->obj->bss->lost_user_stacks;
+	unsigned long long kernel = p->obj->bss->lost_kernel_stacks;
+	unsigned long long unread = stacks__missed(p->report.stacks);
+
+	if (user + kernel)
+		pr_warn("%llu stack traces lost (%llu user, %llu kernel): the stack map was full "
+			"or had hash collisions; raise --stack-storage-size (now %lu)",
+			user + kernel, user, kernel, env.stack_storage);
+	else if (unread)
+		pr_warn("%llu stack traces lost: raise --stack-storage-size (now %lu)",
+			unread, env.stack_storage);
+	if (p->obj->bss->lost_samples)
+		pr_warn("%llu samples dropped: more than %lu distinct stacks; "
+			"raise --hash-storage-size", (unsigned long long)p->obj->bss->lost_samples,
+			env.hash_storage);
+}
+
+/* Fails early, before a long profile, when an output file cannot be written. */
+static int check_writable(const char *path)
+{
+	FILE *f;
+
+	if (!path)
+		return 0;
+	f = fopen(path, "a");
+	if (!f) {
+		pr_err("cannot write %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	fclose(f);
+	return 0;
+}
+
+static void banner(void)
+{
+	char who[300] = "all threads", rate[64], cpu[32] = "", dur[32] = "... Hit Ctrl-C to end.";
+
+	if (env.pid)
+		snprintf(who, sizeof(who), "PID %d", env.pid);
+	else if (env.tid)
+		snprintf(who, sizeof(who), "TID %d", env.tid);
+	else if (env.cgroup)
+		snprintf(who, sizeof(who), "cgroup %s", env.cgroup);
+	if (env.period)
+		snprintf(rate, sizeof(rate), "%lu events", env.period);
+	else
+		snprintf(rate, sizeof(rate), "%lu Hertz", env.freq);
+	if (env.cpu >= 0)
+		snprintf(cpu, sizeof(cpu), " on CPU#%d", env.cpu);
+	if (cli.duration)
+		snprintf(dur, sizeof(dur), " for %u secs.", cli.duration);
+	/* Folded lines go straight into flame graph scripts: keep stdout clean, as bcc does. */
+	fprintf(env.folded || cli.json ? stderr : stdout, "Sampling at %s of %s by %s stack%s%s\n",
+		rate, who, env.user_only ? "user" : env.kernel_only ? "kernel" : "user + kernel",
+		cpu, dur);
+	fflush(NULL);
+}
+
+/* "profile -F 99 -p 42 10 on web1; ...", for the flame graph's subtitle. */
+static void describe(int argc, char **argv, const char *event, char *buf, size_t size)
+{
+	char host[64] = "";
+	size_t o = snprintf(buf, size, "profile");
+
+	for (int i = 1; i < argc && o < size; i++)
+		o += snprintf(buf + o, size - o, " %s", argv[i]);
+	gethostname(host, sizeof(host) - 1);
+	if (o < size)
+		snprintf(buf + o, size - o, " on %s; on-CPU samples of %s", host, event);
+}
+
+int main(int argc, char **argv)
+{
+	struct profile p = {};
+	struct sampler_opts so;
+	int64_t start_wall = now_ns(CLOCK_REALTIME);
+	char title[80], sub[512];
+	struct run run;
+	uint64_t ns;
+	int err;
+
+	cli__parse(&cli, argc, argv);
+	if (tool__check_privileges())
+		return EXIT_RUNTIME;
+	if (env.pid && proc__pid_exists(env.pid)) {
+		pr_err("pid %d: no such process", env.pid);
+		return EXIT_RUNTIME;
+	}
+	if (env.tid && proc__pid_exists(env.tid)) {
+		pr_err("tid %d: no such thread", env.tid);
+		return EXIT_RUNTIME;
+	}
+	if (check_writable(env.svg) || check_writable(env.pprof))
+		return EXIT_RUNTIME;
+	p.syms = syms__new();
+	p.obj = profile_bpf__open();
+	if (!p.obj || !p.syms) {
+		tool__report_bpf_error("open BPF object", -errno);
+		syms__free(p.syms);
+		return EXIT_RUNTIME;
+	}
+	p.obj->rodata->target_tgid = env.pid;
+	p.obj->rodata->target_tid = env.tid;
+	p.obj->rodata->include_idle = env.idle;
+	p.obj->rodata->user_stacks = !env.kernel_only;
+	p.obj->rodata->kernel_stacks = !env.user_only;
+	if (env.cgroup) {
+		struct cgroup_target cg;
+
+		err = cgroup__resolve(env.cgroup, &cg);
+		if (err) {
+			pr_err("cgroup '%s' %s", env.cgroup,
+			       err == -ENOENT ? "not found" : "is not a cgroup v2 directory");
+			goto out;
+		}
+		p.obj->rodata->filter_cgroup = true;
+		p.obj->rodata->cgroup_id = cg.id;
+		p.obj->rodata->cgroup_level = cg.level;
+	}
+	bpf_map__set_max_entries(p.obj->maps.stacks, env.stack_storage);
+	bpf_map__set_max_entries(p.obj->maps.counts, env.hash_storage);
+	err = tool__load(p.obj->skeleton);
+	if (err)
+		goto out;
+	so = (struct sampler_opts){ .cycles = env.cycles, .freq = env.period ? 0 : env.freq,
+				    .period = env.period, .cpu = env.cpu };
+	p.sampler = sampler__new(p.obj->progs.profile_sample, &so);
+	if (!p.sampler) {
+		err = -errno;
+		goto out;
+	}
+	env.cycles = sampler__cycles(p.sampler);
+	pr_debug("sampling %s on %u CPU%s", env.cycles ? "cycles" : "the CPU clock",
+		 sampler__ncpus(p.sampler), sampler__ncpus(p.sampler) == 1 ? "" : "s");
+
+	/* What one sample stands for: CPU time, unless cycles (at a varying rate with -F). */
+	ns = env.cycles ? 0 : env.period ? env.period : 1000000000ULL / env.freq;
+	if (env.period)
+		snprintf(title, sizeof(title), "CPU profile, a sample every %lu %s", env.period,
+			 env.cycles ? "cycles" : "ns");
+	else
+		snprintf(title, sizeof(title), "CPU profile, %lu Hz", env.freq);
+	describe(argc, argv, env.cycles ? "CPU cycles" : "the CPU clock", sub, sizeof(sub));
+	p.report = (struct stackreport){
+		.cli = &cli,
+		.syms = p.syms,
+		.stacks = stacks__new(p.syms, bpf_map__fd(p.obj->maps.stacks)),
+		.counts_fd = bpf_map__fd(p.obj->maps.counts),
+		.user_only = env.user_only,
+		.kernel_only = env.kernel_only,
+		.delimit = env.delimit && !env.no_delimit,
+		.annotate_kernel = env.annotate,
+		.folded = env.folded,
+		.svg = env.svg,
+		.pprof = env.pprof,
+		.json_value = "samples",
+		.flamegraph = { title, sub, "samples" },
+		.profile = {
+			.type = "samples", .unit = "count",
+			.type2 = ns ? "cpu" : NULL, .unit2 = ns ? "nanoseconds" : NULL, .scale = ns,
+			.period_type = ns ? "cpu" : "cycles", .period_unit = ns ? "nanoseconds" : "count",
+			.period = ns ? (int64_t)ns : (int64_t)env.period,
+			.time_nanos = start_wall,
+		},
+	};
+	if (!p.report.stacks) {
+		err = -ENOMEM;
+		goto out;
+	}
+	p.pids = offcpu__follow_pids(bpf_map__fd(p.obj->maps.new_pids), p.syms);
+
+	start_mono = now_ns(CLOCK_MONOTONIC);
+	banner();
+
+	run__init(&run, &cli);
+	run.report = report;
+	run.tick = tick;
+	run.ctx = &p;
+	if (p.pids)
+		run.poll = poll_pids;
+	err = run__loop(&run);
+	if (err)
+		pr_err("cannot read the maps: %s", strerror(-err));
+	report_losses(&p);
+out:
+	sampler__free(p.sampler);
+	ring_buffer__free(p.pids);
+	stacks__free(p.report.stacks);
+	profile_bpf__destroy(p.obj);
+	syms__free(p.syms);
+	return err ? EXIT_RUNTIME : EXIT_OK;
+}

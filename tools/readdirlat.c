@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* readdirlat: how long directory listings (getdents64) take, per process and directory. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cli.h"
+#include "json.h"
+#include "maps.h"
+#include "probe.h"
+#include "proc.h"
+#include "report.h"
+#include "run.h"
+#include "tool.h"
+#include "readdirlat.h"
+#include "readdirlat.skel.h"
+
+enum { KEY_MIN_US = CLI_KEY_TOOL };
+
+static struct env {
+	bool msecs, summary;
+	enum rdl_group group;
+	pid_t pid;
+	const char *comm;
+	long long min_us;	/* -1: no per-call lines */
+} env = { .min_us = -1 };
+
+static const struct argp_option options[] = {
+	{ "milliseconds", 'm', NULL, 0, "Millisecond histogram" },
+	{ "pids", 'P', NULL, 0, "Print a histogram per process" },
+	{ "dirs", 'D', NULL, 0, "Print a histogram per directory" },
+	{ "summary", 'S', NULL, 0, "Print a table per directory and process: calls, scans, "
+				   "calls per scan, buffer size, bytes, entries, latency" },
+	{ "pid", 'p', "PID", 0, "Trace this process only" },
+	{ "comm", 'c', "COMM", 0, "Trace processes with this name only" },
+	{ "min-us", KEY_MIN_US, "N", 0, "Print a line per call slower than N microseconds" },
+	{},
+};
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'm': env.msecs = true; break;
+	case 'S': env.summary = true; break;
+	case 'P':
+	case 'D':
+		if (env.group != RDL_GROUP_NONE)
+			argp_error(state, "-P and -D exclude each other");
+		env.group = key == 'P' ? RDL_GROUP_PROCESS : RDL_GROUP_DIR;
+		break;
+	case 'p': env.pid = cli__parse_pid(state, "PID", arg); break;
+	case 'c':
+		if (strlen(arg) >= TASK_COMM_LEN)
+			argp_error(state, "COMM '%s' is longer than the kernel's %d characters",
+				   arg, TASK_COMM_LEN - 1);
+		env.comm = arg;
+		break;
+	case KEY_MIN_US:
+		env.min_us = cli__parse_ulong(state, "--min-us", arg, 0, LLONG_MAX / 1000);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static struct cli cli = {
+	.name = "readdirlat",
+	.doc = "Summarize directory read (getdents64) latency, per process and directory.",
+	.examples =
+		"    readdirlat              # latency histogram until Ctrl-C\n"
+		"    readdirlat -S 5         # table per directory and process, every 5 s\n"
+		"    readdirlat -D -c node   # a histogram per directory listed by 'node'\n"
+		"    readdirlat --min-us 1000   # each call slower than 1 ms\n"
+		"    readdirlat -P --json --percentiles 10\n",
+	.options = options,
+	.parser = parse_opt,
+	.positional = CLI_POS_INTERVAL_COUNT,
+	.flags = CLI_TIMESTAMP | CLI_PERCENTILES,
+};
+
+static const char *unit(void)
+{
+	return env.msecs ? "msecs" : "usecs";
+}
+
+/* "/proc", from the components the kernel walked; "..." where the walk was cut. */
+static void dir_name(struct readdirlat_bpf *obj, const struct dir_key *key, char *buf,
+		     size_t size)
+{
+	struct dir_path p;
+	size_t len = 0;
+
+	if (!key->ino || bpf_map_lookup_elem(bpf_map__fd(obj->maps.dirs), key, &p)) {
+		snprintf(buf, size, "[unknown]");
+		return;
+	}
+	buf[0] = '\0';
+	if (p.cut)
+		len += snprintf(buf, size, "...");
+	for (int i = (int)p.depth - 1; i >= 0 && len < size; i--) {
+		p.comp[i][DIR_NAME_LEN - 1] = '\0';
+		len += snprintf(buf + len, size - len, "/%s", p.comp[i]);
+	}
+	if (!p.depth && !p.cut)
+		snprintf(buf, size, "/");
+}
+
+struct hist_rec {
+	struct rdl_hist_key key;
+	struct rdl_hist h;
+};
+
+struct summary_rec {
+	struct rdl_hist_key key;
+	struct rdl_summary s;
+};
+
+static int cmp_hist(const void *a, const void *b)
+{
+	const struct rdl_hist_key *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return (x->dir.ino > y->dir.ino) - (x->dir.ino < y->dir.ino);
+}
+
+/* Most time spent first. */
+static int cmp_summary(const void *a, const void *b)
+{
+	const struct rdl_summary *x = &((const struct summary_rec *)a)->s;
+	const struct rdl_summary *y = &((const struct summary_rec *)b)->s;
+
+	if (x->lat_sum_ns != y->lat_sum_ns)
+		return x->lat_sum_ns > y->lat_sum_ns ? -1 : 1;
+	return 0;
+}
+
+static int report_hists(struct readdirlat_bpf *obj, const struct report_info *info)
+{
+	struct hist_report r = { .cli = &cli, .when = info->when, .unit = unit() };
+	struct hist_rec *all;
+	struct hist total;
+	ssize_t n;
+	int err;
+
+	if (env.group == RDL_GROUP_NONE) {
+		err = map__take_percpu_hist(bpf_map__fd(obj->maps.hist_all), &total);
+		if (!err)
+			report__hist(&r, &total, NULL, NULL, 0);
+		return err;
+	}
+	n = map__take_all(bpf_map__fd(obj->maps.hist_by), sizeof(struct rdl_hist_key),
+			  sizeof(struct rdl_hist), (void **)&all);
+	if (n < 0)
+		return n;
+	qsort(all, n, sizeof(*all), cmp_hist);
+	for (ssize_t i = 0; i < n; i++) {
+		char dir[PATH_MAX], title[PATH_MAX + 32];
+		struct label l[2];
+
+		if (env.group == RDL_GROUP_PROCESS) {
+			l[0] = (struct label){ "pid", NULL, all[i].key.tgid };
+			l[1] = (struct label){ "comm", all[i].h.comm };
+			snprintf(title, sizeof(title), "pid = %u %s", all[i].key.tgid, all[i].h.comm);
+			report__hist(&r, &all[i].h.hist, title, l, 2);
+		} else {
+			dir_name(obj, &all[i].key.dir, dir, sizeof(dir));
+			l[0] = (struct label){ "dir", dir };
+			snprintf(title, sizeof(title), "dir = %s", dir);
+			report__hist(&r, &all[i].h.hist, title, l, 1);
+		}
+	}
+	free(all);
+	return 0;
+}
+
+static int report_summary(struct readdirlat_bpf *obj, const struct report_info *info)
+{
+	struct summary_rec *all;
+	ssize_t n;
+
+	n = map__take_all(bpf_map__fd(obj->maps.summaries), sizeof(struct rdl_hist_key),
+			  sizeof(struct rdl_summary), (void **)&all);
+	if (n < 0)
+		return n;
+	qsort(all, n, sizeof(*all), cmp_summary);
+	if (!cli.json)
+		printf("%-16s %-7s %-32s %7s %6s %10s %6s %10s %8s %9s %9s\n", "COMM", "PID", "DIR",
+		       "CALLS", "SCANS", "CALLS/SCAN", "BUFSZ", "BYTES", "ENTRIES", "AVG_us",
+		       "MAX_us");
+	for (ssize_t i = 0; i < n; i++) {
+		const struct rdl_summary *s = &all[i].s;
+		double per_scan = s->scans ? (double)s->calls / s->scans : 0;
+		double avg_us = s->calls ? s->lat_sum_ns / 1000.0 / s->calls : 0;
+		char dir[PATH_MAX];
+
+		dir_name(obj, &all[i].key.dir, dir, sizeof(dir));
+		if (cli.json) {
+			struct json j;
+
+			json__begin_line(&j, stdout);
+			json__str(&j, "comm", s->comm);
+			json__u64(&j, "pid", all[i].key.tgid);
+			json__str(&j, "dir", dir);
+			json__u64(&j, "calls", s->calls);
+			json__u64(&j, "scans", s->scans);
+			json__double(&j, "calls_per_scan", per_scan);
+			json__u64(&j, "bufsz", s->bufsz);
+			json__u64(&j, "bytes", s->bytes);
+			json__u64(&j, "entries", s->entries);
+			json__u64(&j, "errors", s->errors);
+			json__double(&j, "avg_us", avg_us);
+			json__double(&j, "max_us", s->lat_max_ns / 1000.0);
+			json__end_line(&j);
+			continue;
+		}
+		printf("%-16s %-7u %-32s %7llu %6llu %10.2f %6u %10llu %8llu %9.1f %9.1f\n",
+		       s->comm, all[i].key.tgid, dir, (unsigned long long)s->calls,
+		       (unsigned long long)s->scans, per_scan, s->bufsz,
+		       (unsigned long long)s->bytes, (unsigned long long)s->entries, avg_us,
+		       s->lat_max_ns / 1000.0);
+	}
+	free(all);
+	return 0;
+}
+
+static int report(void *ctx, const struct report_info *info)
+{
+	if (env.min_us >= 0)
+		return 0;	/* the lines were the report */
+	report__begin(&cli, info->when);
+	if (env.summary)
+		return report_summary(ctx, info);
+	return report_hists(ctx, info);
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	const struct rdl_event *e = data;
+	char dir[PATH_MAX];
+	time_t now = time(NULL);
+
+	dir_name(ctx, &e->dir, dir, sizeof(dir));
+	if (cli.json) {
+		struct json j;
+		char t[16];
+		FILE *m = fmemopen(t, sizeof(t), "w");
+
+		run__print_time(m, now);
+		fclose(m);
+		json__begin_line(&j, stdout);
+		json__str(&j, "time", t);
+		json__str(&j, "comm", e->comm);
+		json__u64(&j, "pid", e->tgid);
+		json__u64(&j, "tid", e->pid);
+		json__str(&j, "dir", dir);
+		json__u64(&j, "bufsz", e->bufsz);
+		json__i64(&j, "bytes", e->ret);
+		json__double(&j, "lat_us", e->lat_ns / 1000.0);
+		json__end_line(&j);
+	} else {
+		run__print_time(stdout, now);
+		printf(" %-16s %-7u %-32s %6u %8lld %10.1f\n", e->comm, e->tgid, dir, e->bufsz,
+		       (long long)e->ret, e->lat_ns / 1000.0);
+	}
+	return 0;
+}
+
+static int poll_events(void *ctx, int timeout_ms)
+{
+	int n = ring_buffer__poll(ctx, timeout_ms);
+
+	fflush(stdout);
+	return n < 0 ? n : 0;
+}
+
+static int configure(struct readdirlat_bpf *obj)
+{
+	bool tp = probe__tracepoint("syscalls", "sys_enter_getdents64") &&
+		  probe__tracepoint("syscalls", "sys_exit_getdents64");
+	bool legacy = tp && probe__tracepoint("syscalls", "sys_enter_getdents");
+	struct bpf_program *prog;
+
+	obj->rodata->group = env.group;
+	obj->rodata->summary = env.summary;
+	obj->rodata->events = env.min_us >= 0;
+	obj->rodata->min_ns = env.min_us >= 0 ? env.min_us * 1000 : 0;
+	obj->rodata->unit_ns = env.msecs ? 1000000 : 1000;
+	obj->rodata->target_tgid = env.pid;
+	if (env.comm)
+		strncpy((char *)obj->rodata->target_comm, env.comm, TASK_COMM_LEN - 1);
+
+	bpf_object__for_each_program(prog, obj->obj) {
+		const char *name = bpf_program__name(prog);
+		bool raw = strstr(name, "_raw_") != NULL;
+		bool old = !raw && (!strcmp(name, "readdirlat_enter") || !strcmp(name, "readdirlat_exit"));
+
+		bpf_program__set_autoload(prog, raw ? !tp : tp && (!old || legacy));
+	}
+	if (env.group == RDL_GROUP_NONE)
+		bpf_map__set_max_entries(obj->maps.hist_by, 1);
+	if (!env.summary)
+		bpf_map__set_max_entries(obj->maps.summaries, 1);
+	if (env.min_us < 0)
+		bpf_map__set_max_entries(obj->maps.slow, 4096);
+	pr_debug("attaching to %s", tp ? "the syscalls:sys_enter/exit_getdents(64) tracepoints" :
+		 "raw_syscalls sys_enter/sys_exit (no per-syscall tracepoints: every syscall "
+		 "is filtered by number, which costs more)");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct ring_buffer *rb = NULL;
+	struct readdirlat_bpf *obj;
+	struct run run;
+	int err;
+
+	cli__parse(&cli, argc, argv);
+	if (env.min_us >= 0 && (env.summary || env.group != RDL_GROUP_NONE))
+		fprintf(stderr, "readdirlat: --min-us prints calls; -S, -P and -D are ignored\n");
+	if (tool__check_privileges())
+		return EXIT_RUNTIME;
+	if (env.pid && proc__pid_exists(env.pid)) {
+		pr_err("pid %d: no such process", env.pid);
+		return EXIT_RUNTIME;
+	}
+
+	obj = readdirlat_bpf__open();
+	if (!obj) {
+		tool__report_bpf_error("open BPF object", -errno);
+		return EXIT_RUNTIME;
+	}
+	err = configure(obj);
+	if (!err)
+		err = tool__load(obj->skeleton);
+	if (!err)
+		err = tool__attach(obj->skeleton);
+	if (err)
+		goto out;
+
+	run__init(&run, &cli);
+	run.report = report;
+	run.ctx = obj;
+	if (env.min_us >= 0) {
+		rb = ring_buffer__new(bpf_map__fd(obj->maps.slow), on_event, obj, NULL);
+		if (!rb) {
+			err = -errno;
+			pr_err("cannot open the event ring buffer: %s", strerror(-err));
+			goto out;
+		}
+		run.poll = poll_events;
+		run.ctx = rb;
+		run.report = report;
+	}
+	run__banner(&cli, "Tracing directory reads (getdents64)... Hit Ctrl-C to end.");
+	if (env.min_us >= 0 && !cli.json)
+		printf("%-8s %-16s %-7s %-32s %6s %8s %10s\n", "TIME", "COMM", "PID", "DIR", "BUFSZ",
+		       "BYTES", "LAT(us)");
+	err = run__loop(&run);
+	if (err)
+		pr_err("cannot read the maps: %s", strerror(-err));
+	if (obj->bss->lost_calls || obj->bss->lost_rows || obj->bss->lost_events)
+		pr_warn("lost: %llu calls (no memory for task storage), %llu (histogram or table full), "
+			"%llu slow-call lines (ring buffer full)",
+			(unsigned long long)obj->bss->lost_calls,
+			(unsigned long long)obj->bss->lost_rows,
+			(unsigned long long)obj->bss->lost_events);
+	if (obj->bss->lost_dirs)
+		pr_warn("%llu directories not named (shown as [unknown]): more than %u directories",
+			(unsigned long long)obj->bss->lost_dirs, bpf_map__max_entries(obj->maps.dirs));
+	if (obj->bss->entries_capped)
+		pr_warn("%llu calls returned more than 4096 entries: ENTRIES counts only those",
+			(unsigned long long)obj->bss->entries_capped);
+out:
+	ring_buffer__free(rb);
+	readdirlat_bpf__destroy(obj);
+	return err ? EXIT_RUNTIME : EXIT_OK;
+}

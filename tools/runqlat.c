@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* runqlat: summarize run-queue (scheduler) latency as histograms, like bcc's runqlat. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cgroup.h"
+#include "cli.h"
+#include "histogram.h"
+#include "report.h"
+#include "maps.h"
+#include "probe.h"
+#include "proc.h"
+#include "run.h"
+#include "tool.h"
+#include "runqlat.h"
+#include "runqlat.skel.h"
+
+enum { KEY_PIDNSS = CLI_KEY_TOOL };
+
+static struct env {
+	bool msecs;
+	enum runqlat_group group;
+	pid_t pid;
+	const char *cgroup;
+} env;
+
+static const struct argp_option options[] = {
+	{ "milliseconds", 'm', NULL, 0, "Millisecond histogram" },
+	{ "pids", 'P', NULL, 0, "Print a histogram per process ID" },
+	{ "tids", 'L', NULL, 0, "Print a histogram per thread ID" },
+	{ "pidnss", KEY_PIDNSS, NULL, 0, "Print a histogram per PID namespace" },
+	{ "pid", 'p', "PID", 0, "Trace this PID only" },
+	{ "cgroup", 'c', "PATH", 0, "Trace tasks in this cgroup v2 (and below) only" },
+	{},
+};
+
+static void set_group(struct argp_state *state, enum runqlat_group g)
+{
+	if (env.group != GROUP_NONE && env.group != g)
+		argp_error(state, "-P, -L and --pidnss exclude each other");
+	env.group = g;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'm':
+		env.msecs = true;
+		break;
+	case 'P':
+		set_group(state, GROUP_PROCESS);
+		break;
+	case 'L':
+		set_group(state, GROUP_THREAD);
+		break;
+	case KEY_PIDNSS:
+		set_group(state, GROUP_PIDNS);
+		break;
+	case 'p':
+		env.pid = cli__parse_pid(state, "PID", arg);
+		break;
+	case 'c':
+		env.cgroup = arg;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static struct cli cli = {
+	.name = "runqlat",
+	.doc = "Summarize run queue (scheduler) latency as a histogram.",
+	.examples =
+		"    runqlat             # summarize run queue latency until Ctrl-C\n"
+		"    runqlat -mT 1       # msecs, with timestamps, every second\n"
+		"    runqlat 5 3         # three 5-second summaries\n"
+		"    runqlat -P          # a histogram per process\n"
+		"    runqlat -p 185      # only process 185\n"
+		"    runqlat -c system.slice/nginx.service   # only this cgroup\n"
+		"    runqlat --json --percentiles 10\n",
+	.options = options,
+	.parser = parse_opt,
+	.positional = CLI_POS_INTERVAL_COUNT,
+	.flags = CLI_TIMESTAMP | CLI_PERCENTILES,
+};
+
+static const char *unit(void)
+{
+	return env.msecs ? "msecs" : "usecs";
+}
+
+struct keyed {
+	__u32 key;
+	struct runqlat_hist h;
+};
+
+static int cmp_keyed(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static int report(void *ctx, const struct report_info *info)
+{
+	static const char *const labels[] = {
+		[GROUP_PROCESS] = "pid", [GROUP_THREAD] = "tid", [GROUP_PIDNS] = "pidns",
+	};
+	struct hist_report r = { .cli = &cli, .when = info->when, .unit = unit() };
+	struct runqlat_bpf *obj = ctx;
+	struct keyed *all;
+	struct hist total;
+	ssize_t n;
+	int err;
+
+	report__begin(&cli, info->when);
+	if (env.group == GROUP_NONE) {
+		err = map__take_percpu_hist(bpf_map__fd(obj->maps.hist_all), &total);
+		if (!err)
+			report__hist(&r, &total, NULL, NULL, 0);
+		return err;
+	}
+
+	n = map__take_all(bpf_map__fd(obj->maps.hist_by), sizeof(__u32),
+			  sizeof(struct runqlat_hist), (void **)&all);
+	if (n < 0)
+		return n;
+	qsort(all, n, sizeof(*all), cmp_keyed);
+	for (ssize_t i = 0; i < n; i++) {
+		const char *comm = env.group == GROUP_PIDNS ? NULL : all[i].h.comm;
+		struct label l[2] = {
+			{ labels[env.group], NULL, all[i].key },
+			{ "comm", comm },
+		};
+		char title[64];
+
+		snprintf(title, sizeof(title), "%s = %u%s%s", labels[env.group], all[i].key,
+			 comm ? " " : "", comm ? comm : "");
+		report__hist(&r, &all[i].h.hist, title, l, comm ? 2 : 1);
+	}
+	free(all);
+	return 0;
+}
+
+static int configure(struct runqlat_bpf *obj)
+{
+	bool btf = probe__tp_btf("sched_switch") && probe__tp_btf("sched_wakeup") &&
+		   probe__tp_btf("sched_wakeup_new");
+	struct bpf_program *prog;
+
+	obj->rodata->group = env.group;
+	obj->rodata->unit_ns = env.msecs ? 1000000 : 1000;
+	obj->rodata->target_tgid = env.pid;
+
+	if (env.cgroup) {
+		struct cgroup_target cg;
+		int err = cgroup__resolve(env.cgroup, &cg);
+
+		if (err == -ENOENT) {
+			pr_err("cgroup '%s' not found", env.cgroup);
+			return err;
+		}
+		if (err) {
+			pr_err("'%s' is not a cgroup v2 directory (cgroup2 is mounted at %s)",
+			       env.cgroup, cgroup__mountpoint() ?: "nowhere");
+			return err;
+		}
+		obj->rodata->filter_cgroup = true;
+		obj->rodata->cgroup_id = cg.id;
+		obj->rodata->cgroup_level = cg.level;
+	}
+
+	bpf_object__for_each_program(prog, obj->obj) {
+		bool is_btf = bpf_program__type(prog) == BPF_PROG_TYPE_TRACING;
+
+		bpf_program__set_autoload(prog, is_btf == btf);
+	}
+	/* Each path uses one start-time map; shrink the other. */
+	if (btf)
+		bpf_map__set_max_entries(obj->maps.start_tid, 1);
+	if (env.group == GROUP_NONE)
+		bpf_map__set_max_entries(obj->maps.hist_by, 1);
+	pr_debug("attaching to sched_wakeup, sched_wakeup_new and sched_switch with %s",
+		 btf ? "tp_btf" : "raw_tp (no BTF tracepoints in this kernel)");
+	return 0;
+}
+
+static void report_losses(struct runqlat_bpf *obj)
+{
+	if (obj->bss->lost_starts)
+		pr_warn("%llu wakeups not timed: task storage or the tid map (%u entries) was full",
+			(unsigned long long)obj->bss->lost_starts,
+			bpf_map__max_entries(obj->maps.start_tid));
+	if (obj->bss->lost_hists)
+		pr_warn("%llu latencies dropped: more than %u histograms",
+			(unsigned long long)obj->bss->lost_hists,
+			bpf_map__max_entries(obj->maps.hist_by));
+}
+
+int main(int argc, char **argv)
+{
+	struct runqlat_bpf *obj;
+	struct run run;
+	int err;
+
+	cli__parse(&cli, argc, argv);
+	if (tool__check_privileges())
+		return EXIT_RUNTIME;
+	if (env.pid && proc__pid_exists(env.pid)) {
+		pr_err("pid %d: no such process", env.pid);
+		return EXIT_RUNTIME;
+	}
+
+	obj = runqlat_bpf__open();
+	if (!obj) {
+		tool__report_bpf_error("open BPF object", -errno);
+		return EXIT_RUNTIME;
+	}
+	err = configure(obj);
+	if (!err)
+		err = tool__load(obj->skeleton);
+	if (!err)
+		err = tool__attach(obj->skeleton);
+	if (err)
+		goto out;
+
+	run__banner(&cli, "Tracing run queue latency... Hit Ctrl-C to end.");
+	run__init(&run, &cli);
+	run.report = report;
+	run.ctx = obj;
+	err = run__loop(&run);
+	if (err)
+		pr_err("cannot read histograms: %s", strerror(-err));
+	report_losses(obj);
+out:
+	runqlat_bpf__destroy(obj);
+	return err ? EXIT_RUNTIME : EXIT_OK;
+}
