@@ -42,7 +42,7 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all deps deps-check check demo install clean vmlinux bench man-lint
+.PHONY: all deps deps-check check demo install clean vmlinux bench man-lint workloads
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -92,6 +92,8 @@ $(OUTPUT)/tests/%: tests/workloads/%.c | $(OUTPUT)/tests
 
 $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
+
+workloads: $(WORKLOADS)
 
 check: deps all $(WORKLOADS)
 	@tests/run-bats
