@@ -42,7 +42,7 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all deps deps-check check demo install clean vmlinux bench man-lint workloads
+.PHONY: all deps deps-check check check-vm demo install clean vmlinux bench man-lint workloads
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -88,7 +88,7 @@ WORKLOAD_CFLAGS := -g -O1 -fno-omit-frame-pointer -fno-inline -Wall -pthread
 
 $(OUTPUT)/tests/%: tests/workloads/%.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(WORKLOAD_CFLAGS) $< -o $@ -lpthread
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) $(LDFLAGS) $< -o $@ -lpthread
 
 $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
@@ -97,6 +97,13 @@ workloads: $(WORKLOADS)
 
 check: deps all $(WORKLOADS)
 	@tests/run-bats
+
+# The kernel matrix (tests/vm/run): static tools checked on this kernel and
+# in qemu on Debian's 6.1 and 6.12 cloud kernels.
+check-vm:
+	@scripts/deps.sh install build static vm
+	@$(MAKE) --no-print-directory STATIC=1 OUTPUT=$(OUTPUT)/static all workloads
+	@tests/vm/run
 
 demo: deps all $(WORKLOADS)
 	@scripts/demo.sh

@@ -35,6 +35,7 @@ vm qemu-system-x86 cmd:qemu-system-x86_64
 vm busybox-static file:/bin/busybox
 vm cpio cmd:cpio
 vm xz-utils cmd:xz
+vm e2fsprogs cmd:mkfs.ext4
 fuzz libclang-rt-14-dev file:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
 "
 

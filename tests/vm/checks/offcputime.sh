@@ -1,0 +1,43 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# offcputime on a test VM's kernel: tp_btf and raw_tp (CO-RE task state and
+# stack capture) find a workload's sleeping function, with the time it slept.
+#
+# POSIX sh; see tests/vm/lib.sh. offcpu sleep 10 20, released by SIGUSR1,
+# sleeps 10 x 20 ms in offcpu_sleeper(); the folded output must hold that
+# function above the kernel's do_nanosleep, with 200 ms in all.
+
+oc_check() {
+	"$WL/offcpu" sleep 10 20 > "$SCRATCH/oc.work" &
+	wpid=$!
+	vm_wait "$SCRATCH/oc.work" '^pid ' $wpid
+	"$BIN/offcputime" -v -f -p $wpid > "$SCRATCH/oc.out" 2> "$SCRATCH/oc.err" &
+	opid=$!
+	if ! vm_wait "$SCRATCH/oc.err" Tracing $opid; then
+		kill $wpid; wait $opid
+		result offcputime "$1" fail "rc=$? $(tail -n 2 "$SCRATCH/oc.err")"
+		return
+	fi
+	sleep 1
+	kill -USR1 $wpid
+	wait $wpid
+	kill -INT $opid
+	wait $opid
+	rc=$?
+	us=$(awk '/;offcpu_sleeper;.*do_nanosleep/ { n += $NF } END { print n + 0 }' "$SCRATCH/oc.out")
+	left=$(vm_leftover offcputime)
+	detail="rc=$rc offcpu_sleeper ... do_nanosleep: $us us of 200000, $(grep -o 'with [a-z_]*' "$SCRATCH/oc.err" | head -n 1)"
+	# Timer slack and a virtual clock overshoot a sleep, never cut it short.
+	if [ $rc = 0 ] && [ -z "$left" ] && [ $us -ge 196000 ] && [ $us -le 320000 ]; then
+		result offcputime "$1" pass "$detail"
+	else
+		result offcputime "$1" fail "$detail left=[$left] $(tail -n 2 "$SCRATCH/oc.err") $(head -c 400 "$SCRATCH/oc.out")"
+	fi
+}
+
+oc_check tp_btf
+export BPFSCOPE_DISABLE=tp_btf
+oc_check raw_tp
+unset BPFSCOPE_DISABLE
+grep -q 'with raw_tp' "$SCRATCH/oc.err" ||
+	result offcputime raw_tp-chosen fail "the fallback was not used: $(tail -n 2 "$SCRATCH/oc.err")"

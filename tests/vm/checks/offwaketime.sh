@@ -1,0 +1,42 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# offwaketime on a test VM's kernel: tp_btf and raw_tp pair a blocked reader's
+# stack with the stack of the writer that woke it.
+#
+# POSIX sh; see tests/vm/lib.sh. offcpu pipe 10 20, released by SIGUSR1:
+# offcpu_reader() blocks on a pipe that offcpu_waker() writes 20 ms later,
+# 10 times; the folded line must read reader;...;--;...waker, 200 ms in all.
+
+ow_check() {
+	"$WL/offcpu" pipe 10 20 > "$SCRATCH/ow.work" &
+	wpid=$!
+	vm_wait "$SCRATCH/ow.work" '^pid ' $wpid
+	"$BIN/offwaketime" -v -f -p $wpid > "$SCRATCH/ow.out" 2> "$SCRATCH/ow.err" &
+	opid=$!
+	if ! vm_wait "$SCRATCH/ow.err" Tracing $opid; then
+		kill $wpid; wait $opid
+		result offwaketime "$1" fail "rc=$? $(tail -n 2 "$SCRATCH/ow.err")"
+		return
+	fi
+	sleep 1
+	kill -USR1 $wpid
+	wait $wpid
+	kill -INT $opid
+	wait $opid
+	rc=$?
+	us=$(awk '/;offcpu_reader;.*;--;.*try_to_wake_up.*;offcpu_waker;/ { n += $NF } END { print n + 0 }' "$SCRATCH/ow.out")
+	left=$(vm_leftover offwaketime)
+	detail="rc=$rc reader;--;waker: $us us of 200000, $(grep -o 'with [a-z_]*' "$SCRATCH/ow.err" | head -n 1)"
+	if [ $rc = 0 ] && [ -z "$left" ] && [ $us -ge 190000 ] && [ $us -le 320000 ]; then
+		result offwaketime "$1" pass "$detail"
+	else
+		result offwaketime "$1" fail "$detail left=[$left] $(tail -n 2 "$SCRATCH/ow.err") $(head -c 600 "$SCRATCH/ow.out")"
+	fi
+}
+
+ow_check tp_btf
+export BPFSCOPE_DISABLE=tp_btf
+ow_check raw_tp
+unset BPFSCOPE_DISABLE
+grep -q 'with raw_tp' "$SCRATCH/ow.err" ||
+	result offwaketime raw_tp-chosen fail "the fallback was not used: $(tail -n 2 "$SCRATCH/ow.err")"
