@@ -25,9 +25,11 @@ bool run__stopping(void)
 
 void run__init(struct run *r, const struct cli *cli)
 {
-	r->interval = cli->interval;
-	r->count = cli->count;
-	r->duration = cli->duration;
+	*r = (struct run){
+		.interval = cli->interval,
+		.count = cli->count,
+		.duration = cli->duration,
+	};
 }
 
 static long long now_ms(void)

@@ -33,7 +33,7 @@ struct run {
 	void *ctx;
 };
 
-/* Fills interval, count and duration from the parsed command line. */
+/* Fills interval, count and duration from the parsed command line; clears the rest. */
 void run__init(struct run *r, const struct cli *cli);
 
 /*
