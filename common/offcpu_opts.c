@@ -13,7 +13,7 @@
 
 enum { KEY_STACK_STORAGE = CLI_KEY_TOOL + 0x100, KEY_STATE, KEY_SVG, KEY_PPROF };
 
-struct offcpu_opts offcpu = { .stack_storage = 1024, .min_us = 1, .max_us = ULLONG_MAX };
+struct offcpu_opts offcpu = { .stack_storage = 16384, .min_us = 1, .max_us = ULLONG_MAX };
 
 const struct argp_option offcpu_options[] = {
 	{ "pid", 'p', "PID", 0, "Trace this PID only" },
@@ -25,7 +25,7 @@ const struct argp_option offcpu_options[] = {
 	{ "delimited", 'd', NULL, 0, "Insert a delimiter between kernel and user stacks" },
 	{ "folded", 'f', NULL, 0, "Output folded format, one line per stack" },
 	{ "stack-storage-size", KEY_STACK_STORAGE, "SIZE", 0,
-	  "Stack traces the kernel can keep (default 1024)" },
+	  "Stack traces the kernel can keep (default 16384)" },
 	{ "min-block-time", 'm', "MIN", 0, "Only blocks of at least MIN microseconds (default 1)" },
 	{ "max-block-time", 'M', "MAX", 0, "Only blocks of at most MAX microseconds" },
 	{ "state", KEY_STATE, "STATE", 0,
