@@ -36,6 +36,7 @@ vm busybox-static file:/bin/busybox
 vm cpio cmd:cpio
 vm xz-utils cmd:xz
 vm e2fsprogs cmd:mkfs.ext4
+vm kmod cmd:depmod
 fuzz libclang-rt-14-dev file:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
 "
 
