@@ -246,7 +246,16 @@ int cachestat_fentry_map_pages(__u64 *ctx)
 SEC("fentry")
 int cachestat_fentry_added(__u64 *ctx)
 {
-	account(ADDED, pages_of((void *)(added_arg ? ctx[1] : ctx[0]), added_folio));
+	void *arg0 = (void *)ctx[0], *arg1 = (void *)ctx[1];
+
+	/*
+	 * Both loads at constant offsets, kept apart so that clang does not
+	 * fold them into one load at a computed offset, which the verifier
+	 * refuses for a tracing context.
+	 */
+	barrier_var(arg0);
+	barrier_var(arg1);
+	account(ADDED, pages_of(added_arg ? arg1 : arg0, added_folio));
 	return 0;
 }
 

@@ -114,8 +114,11 @@ void tool__report_bpf_error(const char *what, int err)
 		err = -err;
 	switch (err) {
 	case EPERM:
-	case EACCES:
 		hint = " (run as root; a lockdown=confidentiality kernel refuses tracing)";
+		break;
+	case EACCES:
+		/* Privileges were checked first: this is the verifier saying no. */
+		hint = " (the kernel's verifier rejected a program; -v shows its log)";
 		break;
 	case ENOENT:
 		hint = " (the kernel lacks a hook or BTF this tool needs; -v shows libbpf's log)";

@@ -118,6 +118,7 @@ struct target {
 	struct funclatency_bpf *obj;
 	char **names;		/* by cookie */
 	size_t n;
+	enum method method;	/* for kernel functions */
 	struct bpf_link **links;
 	size_t nlinks;
 };
@@ -332,12 +333,13 @@ static enum method choose_kernel_method(size_t n, const char *first)
 	return METHOD_AUTO;
 }
 
-static int attach_kernel(struct target *t, const char *pattern)
+/*
+ * Finds the kernel functions matching @pattern and picks how to attach to
+ * them; before load, since which programs load depends on it.
+ */
+static int resolve_kernel(struct target *t, const char *pattern)
 {
-	struct funclatency_bpf *obj = t->obj;
-	enum method m;
 	ssize_t n;
-	int err = 0;
 
 	n = kernel_matches(pattern, &t->names);
 	if (n == -EINVAL) {
@@ -355,22 +357,27 @@ static int attach_kernel(struct target *t, const char *pattern)
 		pr_err("no function matches '%s' in the kernel", pattern);
 		return n ? n : -ENOENT;
 	}
-	m = choose_kernel_method(n, t->names[0]);
-	if (m == METHOD_AUTO)
+	t->method = choose_kernel_method(n, t->names[0]);
+	if (t->method == METHOD_AUTO)
 		return -ENOTSUP;
 	pr_debug("attaching to %zd kernel function%s with %s", n, n > 1 ? "s" : "",
-		 method_names[m]);
+		 method_names[t->method]);
+	return 0;
+}
 
-	if (m == METHOD_FENTRY) {
-		/* Loaded separately, after the attach target is known. */
-		return 1;
-	}
-	if (m == METHOD_KPROBE_MULTI) {
+/* Attaches the loaded kprobe or kprobe.multi programs to t->names. */
+static int attach_kernel(struct target *t)
+{
+	struct funclatency_bpf *obj = t->obj;
+	size_t n = t->n;
+	int err = 0;
+
+	if (t->method == METHOD_KPROBE_MULTI) {
 		__u64 *cookies = calloc(n, sizeof(*cookies));
 
 		if (!cookies)
 			return -ENOMEM;
-		for (ssize_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++)
 			cookies[i] = i;
 		LIBBPF_OPTS(bpf_kprobe_multi_opts, entry, .syms = (const char **)t->names,
 			    .cnt = n, .cookies = cookies);
@@ -383,10 +390,10 @@ static int attach_kernel(struct target *t, const char *pattern)
 						obj->progs.funclatency_multi_return, NULL, &ret));
 		free(cookies);
 		if (err)
-			pr_err("cannot attach kprobe.multi to %zd functions: %s", n, strerror(-err));
+			pr_err("cannot attach kprobe.multi to %zu functions: %s", n, strerror(-err));
 		return err;
 	}
-	for (ssize_t i = 0; i < n && !err; i++) {
+	for (size_t i = 0; i < n && !err; i++) {
 		LIBBPF_OPTS(bpf_kprobe_opts, entry, .bpf_cookie = i);
 		LIBBPF_OPTS(bpf_kprobe_opts, ret, .bpf_cookie = i, .retprobe = true);
 
@@ -445,7 +452,8 @@ int main(int argc, char **argv)
 	struct run run;
 	char *colon, *lib = NULL;
 	const char *pattern;
-	int err, fentry = 0;
+	bool fentry = false, multi = false;
+	int err;
 
 	cli__parse(&cli, argc, argv);
 	if (tool__check_privileges())
@@ -493,39 +501,31 @@ int main(int argc, char **argv)
 
 	/* Which programs load depends on what the pattern needs. */
 	if (!lib) {
-		err = attach_kernel(&t, pattern);	/* only probes, before load */
-		if (err < 0)
+		err = resolve_kernel(&t, pattern);
+		if (err)
 			goto out;
-		fentry = err == 1;
+		fentry = t.method == METHOD_FENTRY;
+		multi = t.method == METHOD_KPROBE_MULTI;
 		if (fentry) {
 			bpf_program__set_attach_target(t.obj->progs.funclatency_fentry, 0, t.names[0]);
 			bpf_program__set_attach_target(t.obj->progs.funclatency_fexit, 0, t.names[0]);
 		}
-		for (size_t i = 0; i < t.nlinks; i++)
-			bpf_link__destroy(t.links[i]);
-		t.nlinks = 0;
 	}
 	bpf_program__set_autoload(t.obj->progs.funclatency_fentry, fentry);
 	bpf_program__set_autoload(t.obj->progs.funclatency_fexit, fentry);
-	bpf_program__set_autoload(t.obj->progs.funclatency_multi_entry,
-				  !lib && !fentry && probe__kprobe_multi());
-	bpf_program__set_autoload(t.obj->progs.funclatency_multi_return,
-				  !lib && !fentry && probe__kprobe_multi());
+	bpf_program__set_autoload(t.obj->progs.funclatency_multi_entry, multi);
+	bpf_program__set_autoload(t.obj->progs.funclatency_multi_return, multi);
+	bpf_program__set_autoload(t.obj->progs.funclatency_entry, !fentry && !multi);
+	bpf_program__set_autoload(t.obj->progs.funclatency_return, !fentry && !multi);
 	err = tool__load(t.obj->skeleton);
 	if (err)
 		goto out;
-	if (fentry) {
+	if (fentry)
 		err = tool__attach(t.obj->skeleton);
-	} else if (lib) {
+	else if (lib)
 		err = attach_user(&t, lib, pattern);
-	} else {
-		for (size_t i = 0; i < t.n; i++)
-			free(t.names[i]);
-		free(t.names);
-		t.names = NULL;
-		t.n = 0;
-		err = attach_kernel(&t, pattern);
-	}
+	else
+		err = attach_kernel(&t);
 	if (err)
 		goto out;
 
