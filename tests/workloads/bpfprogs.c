@@ -3,7 +3,8 @@
  * Test helper: prints the name of every BPF program loaded in the kernel,
  * one per line, so tests can tell that a tool left nothing behind where
  * bpftool is not at hand (the kernel-matrix VMs).
- * usage: bpfprogs
+ * usage: bpfprogs [-v]   -- -v adds run counts and recursion misses
+ *                           (with kernel.bpf_stats_enabled=1)
  */
 #include <linux/bpf.h>
 #include <stdio.h>
@@ -16,8 +17,9 @@ static int sys_bpf(int cmd, union bpf_attr *attr)
 	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	int verbose = argc > 1 && !strcmp(argv[1], "-v");
 	union bpf_attr attr;
 	__u32 id = 0;
 
@@ -42,8 +44,14 @@ int main(void)
 		attr.info.bpf_fd = fd;
 		attr.info.info_len = sizeof(info);
 		attr.info.info = (__u64)(unsigned long)&info;
-		if (!sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &attr))
-			printf("%s\n", info.name);
+		if (!sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &attr)) {
+			if (verbose)
+				printf("%s runs %llu misses %llu\n", info.name,
+				       (unsigned long long)info.run_cnt,
+				       (unsigned long long)info.recursion_misses);
+			else
+				printf("%s\n", info.name);
+		}
 		close(fd);
 	}
 }

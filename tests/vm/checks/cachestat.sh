@@ -19,7 +19,7 @@ cs_pages=16384
 cs_measure() {
 	"$BIN/cachestat" --method "$1" -P --top 0 600 > "$cs_out" 2> "$cs_err" &
 	cpid=$!
-	sleep 1
+	vm_wait "$cs_out" Tracing $cpid	# attaching kprobes under emulation takes seconds
 	# read(2), not busybox cat's sendfile(2): since 6.5 a splice read goes
 	# through filemap_splice_read(), which only the tracepoints see.
 	dd if="$cs_data" of=/dev/null bs=131072 2> /dev/null &
