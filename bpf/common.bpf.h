@@ -23,7 +23,15 @@ static __always_inline __u32 log2_u64(__u64 v)
 
 static __always_inline __u32 hist_slot(__u64 v)
 {
-	return log2_u64(v) & (HIST_SLOTS - 1);
+	__u32 slot = log2_u64(v);
+
+	/*
+	 * Bound the finished value: left to itself clang masks one term of
+	 * log2_u64()'s ORs, and verifiers before 6.x's OR bounds tracking
+	 * (6.1's among them) then see an unbounded index.
+	 */
+	barrier_var(slot);
+	return slot & (HIST_SLOTS - 1);
 }
 
 /* For a histogram only this CPU writes (per-CPU maps): no atomics needed. */
