@@ -2,6 +2,7 @@
 /* Interval, count and duration handling, and stop signals that still print a report. */
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
@@ -62,6 +63,10 @@ void run__banner(const struct cli *cli, const char *fmt, ...)
 	fflush(f);
 }
 
+#define POLL_SLICE_MS 250
+
+static sigset_t stop_signals;
+
 /* Waits until @deadline_ms (monotonic) or a stop signal, serving poll/tick. */
 static int wait_until(const struct run *r, long long deadline_ms, long long *next_tick)
 {
@@ -80,7 +85,12 @@ static int wait_until(const struct run *r, long long deadline_ms, long long *nex
 		if (r->tick && *next_tick < until)
 			until = *next_tick;
 		if (r->poll) {
-			err = r->poll(r->ctx, until - now);
+			/*
+			 * A stop signal that lands between the check above and
+			 * the callback's epoll_wait() does not interrupt it:
+			 * short waits bound how long such a signal goes unseen.
+			 */
+			err = r->poll(r->ctx, until - now < POLL_SLICE_MS ? until - now : POLL_SLICE_MS);
 			if (err < 0 && err != -EINTR)
 				return err;
 		} else {
@@ -88,8 +98,17 @@ static int wait_until(const struct run *r, long long deadline_ms, long long *nex
 				.tv_sec = (until - now) / 1000,
 				.tv_nsec = (until - now) % 1000 * 1000000,
 			};
-			/* A stop signal interrupts the sleep (no SA_RESTART). */
-			nanosleep(&ts, NULL);
+			sigset_t orig;
+
+			/*
+			 * Checked with the stop signals blocked, and unblocked
+			 * only inside ppoll(): one that arrives in between
+			 * cannot leave us asleep until the deadline.
+			 */
+			sigprocmask(SIG_BLOCK, &stop_signals, &orig);
+			if (!stopping)
+				ppoll(NULL, 0, &ts, &orig);
+			sigprocmask(SIG_SETMASK, &orig, NULL);
 		}
 	}
 	return 0;
@@ -102,6 +121,10 @@ int run__loop(const struct run *r)
 	struct report_info info = {};
 	int err;
 
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	sigaddset(&stop_signals, SIGHUP);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
