@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "run.h"
 #include "tool.h"
 
 enum {
@@ -162,5 +163,7 @@ int cli__parse(struct cli *c, int argc, char **argv)
 		.children = children,
 	};
 
+	/* Every tool parses first: from here on Ctrl-C ends it with a report. */
+	run__catch_signals();
 	return argp_parse(&argp, argc, argv, 0, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #include "run.h"
 
 static volatile sig_atomic_t stopping;
+static sigset_t stop_signals;
 
 static void on_signal(int sig)
 {
@@ -51,11 +52,31 @@ void run__print_time(FILE *f, time_t when)
 	fputs(buf, f);
 }
 
+/*
+ * Before the banner, which invites Ctrl-C: a background job of a shell
+ * script starts with SIGINT ignored, so a signal sent on seeing the banner
+ * would otherwise be lost and the tool run on forever.
+ */
+void run__catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	sigaddset(&stop_signals, SIGHUP);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
 void run__banner(const struct cli *cli, const char *fmt, ...)
 {
 	FILE *f = cli->json ? stderr : stdout;
 	va_list ap;
 
+	run__catch_signals();
 	va_start(ap, fmt);
 	vfprintf(f, fmt, ap);
 	va_end(ap);
@@ -64,8 +85,6 @@ void run__banner(const struct cli *cli, const char *fmt, ...)
 }
 
 #define POLL_SLICE_MS 250
-
-static sigset_t stop_signals;
 
 /* Waits until @deadline_ms (monotonic) or a stop signal, serving poll/tick. */
 static int wait_until(const struct run *r, long long deadline_ms, long long *next_tick)
@@ -116,19 +135,11 @@ static int wait_until(const struct run *r, long long deadline_ms, long long *nex
 
 int run__loop(const struct run *r)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
 	long long start = now_ms(), end = -1, next_tick = start, deadline;
 	struct report_info info = {};
 	int err;
 
-	sigemptyset(&stop_signals);
-	sigaddset(&stop_signals, SIGINT);
-	sigaddset(&stop_signals, SIGTERM);
-	sigaddset(&stop_signals, SIGHUP);
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	run__catch_signals();
 
 	if (r->duration)
 		end = start + r->duration * 1000LL;

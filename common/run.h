@@ -43,6 +43,12 @@ void run__init(struct run *r, const struct cli *cli);
  */
 int run__loop(const struct run *r);
 
+/*
+ * Installs the SIGINT/SIGTERM/SIGHUP handlers that make the loop stop;
+ * cli__parse() calls it, so they are in place long before any banner.
+ */
+void run__catch_signals(void);
+
 /* True once a stop signal arrived; for tools with their own waits. */
 bool run__stopping(void);
 
