@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* bcc's offcputime/offwaketime options, parsed once for both tools. */
+#include <errno.h>
 #include <limits.h>
-#include <bpf/libbpf.h>
 #include <stdio.h>
+#include <string.h>
+
+#include <bpf/libbpf.h>
 
 #include "cli.h"
 #include "offcpu_opts.h"
@@ -135,12 +138,10 @@ static int on_new_pid(void *ctx, void *data, size_t size)
 
 struct ring_buffer *offcpu__follow_pids(int fd, struct syms *syms)
 {
-	return ring_buffer__new(fd, on_new_pid, syms, NULL);
-}
+	struct ring_buffer *rb = ring_buffer__new(fd, on_new_pid, syms, NULL);
 
-int offcpu__poll(void *ring_buffer, int timeout_ms)
-{
-	int n = ring_buffer__poll(ring_buffer, timeout_ms);
-
-	return n < 0 ? n : 0;
+	if (!rb)
+		pr_warn("cannot follow new processes (%s): the stacks of those that exit "
+			"before the report will show as [unknown]", strerror(errno));
+	return rb;
 }

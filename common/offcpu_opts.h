@@ -50,6 +50,5 @@ struct ring_buffer;
  * the first time gets its maps read at once, for symbols that outlive it.
  */
 struct ring_buffer *offcpu__follow_pids(int fd, struct syms *syms);
-int offcpu__poll(void *ring_buffer, int timeout_ms);
 
 #endif

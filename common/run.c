@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/libbpf.h>
+
 #include "cli.h"
 #include "run.h"
 
@@ -52,11 +54,6 @@ void run__print_time(FILE *f, time_t when)
 	fputs(buf, f);
 }
 
-/*
- * Before the banner, which invites Ctrl-C: a background job of a shell
- * script starts with SIGINT ignored, so a signal sent on seeing the banner
- * would otherwise be lost and the tool run on forever.
- */
 void run__catch_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -76,7 +73,6 @@ void run__banner(const struct cli *cli, const char *fmt, ...)
 	FILE *f = cli->json ? stderr : stdout;
 	va_list ap;
 
-	run__catch_signals();
 	va_start(ap, fmt);
 	vfprintf(f, fmt, ap);
 	va_end(ap);
@@ -84,9 +80,38 @@ void run__banner(const struct cli *cli, const char *fmt, ...)
 	fflush(f);
 }
 
-#define POLL_SLICE_MS 250
+/*
+ * Sleeps up to @ms, or until a stop signal or ring-buffer events, and
+ * handles the events. The stop flag is checked with the signals blocked and
+ * they are unblocked only inside ppoll(), so one that lands in between
+ * cannot leave the loop asleep until its deadline.
+ */
+static int wait_events(const struct run *r, long long ms)
+{
+	struct pollfd pfd = {
+		.fd = r->events ? ring_buffer__epoll_fd(r->events) : -1,	/* -1: ignored */
+		.events = POLLIN,
+	};
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000 };
+	sigset_t orig;
+	int n = 0;
 
-/* Waits until @deadline_ms (monotonic) or a stop signal, serving poll/tick. */
+	sigprocmask(SIG_BLOCK, &stop_signals, &orig);
+	if (!stopping)
+		n = ppoll(&pfd, 1, &ts, &orig);
+	sigprocmask(SIG_SETMASK, &orig, NULL);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (n > 0 && r->events) {
+		n = ring_buffer__consume(r->events);
+		if (n < 0)
+			return n;
+		fflush(stdout);	/* lines printed per event leave a batch at a time */
+	}
+	return 0;
+}
+
+/* Waits until @deadline_ms (monotonic) or a stop signal, serving events and tick. */
 static int wait_until(const struct run *r, long long deadline_ms, long long *next_tick)
 {
 	long long now;
@@ -103,32 +128,9 @@ static int wait_until(const struct run *r, long long deadline_ms, long long *nex
 		}
 		if (r->tick && *next_tick < until)
 			until = *next_tick;
-		if (r->poll) {
-			/*
-			 * A stop signal that lands between the check above and
-			 * the callback's epoll_wait() does not interrupt it:
-			 * short waits bound how long such a signal goes unseen.
-			 */
-			err = r->poll(r->ctx, until - now < POLL_SLICE_MS ? until - now : POLL_SLICE_MS);
-			if (err < 0 && err != -EINTR)
-				return err;
-		} else {
-			struct timespec ts = {
-				.tv_sec = (until - now) / 1000,
-				.tv_nsec = (until - now) % 1000 * 1000000,
-			};
-			sigset_t orig;
-
-			/*
-			 * Checked with the stop signals blocked, and unblocked
-			 * only inside ppoll(): one that arrives in between
-			 * cannot leave us asleep until the deadline.
-			 */
-			sigprocmask(SIG_BLOCK, &stop_signals, &orig);
-			if (!stopping)
-				ppoll(NULL, 0, &ts, &orig);
-			sigprocmask(SIG_SETMASK, &orig, NULL);
-		}
+		err = wait_events(r, until - now);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -138,8 +140,6 @@ int run__loop(const struct run *r)
 	long long start = now_ms(), end = -1, next_tick = start, deadline;
 	struct report_info info = {};
 	int err;
-
-	run__catch_signals();
 
 	if (r->duration)
 		end = start + r->duration * 1000LL;

@@ -8,6 +8,7 @@
 #include <time.h>
 
 struct cli;
+struct ring_buffer;
 
 struct report_info {
 	unsigned int seq;	/* 1 for the first report */
@@ -23,10 +24,10 @@ struct run {
 	/* Prints one report and clears what it reported. */
 	int (*report)(void *ctx, const struct report_info *info);
 	/*
-	 * Optional: waits up to @timeout_ms for events (a ring buffer) and
-	 * handles them. Without it the loop sleeps.
+	 * Optional: a ring buffer whose callbacks handle events as they come;
+	 * the loop waits on it and on the stop signals at once.
 	 */
-	int (*poll)(void *ctx, int timeout_ms);
+	struct ring_buffer *events;
 	/* Optional: called every tick_ms (default 1000), e.g. to note new processes. */
 	int (*tick)(void *ctx);
 	unsigned int tick_ms;
@@ -44,8 +45,9 @@ void run__init(struct run *r, const struct cli *cli);
 int run__loop(const struct run *r);
 
 /*
- * Installs the SIGINT/SIGTERM/SIGHUP handlers that make the loop stop;
- * cli__parse() calls it, so they are in place long before any banner.
+ * Installs the SIGINT/SIGTERM/SIGHUP handlers that make the loop stop.
+ * cli__parse() calls it: a background job of a shell script starts with
+ * SIGINT ignored, and a signal sent on seeing the banner must not be lost.
  */
 void run__catch_signals(void);
 

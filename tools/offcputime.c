@@ -44,11 +44,6 @@ struct offcpu {
 	struct stackreport report;
 };
 
-static int poll_pids(void *ctx, int timeout_ms)
-{
-	return offcpu__poll(((struct offcpu *)ctx)->pids, timeout_ms);
-}
-
 /* A safety net for pids the ring buffer could not announce (it was full). */
 static int tick(void *ctx)
 {
@@ -125,8 +120,7 @@ int main(int argc, char **argv)
 	run.tick = tick;
 	run.ctx = &o;
 	o.pids = offcpu__follow_pids(bpf_map__fd(o.obj->maps.new_pids), o.syms);
-	if (o.pids)
-		run.poll = poll_pids;
+	run.events = o.pids;
 	err = run__loop(&run);
 	if (err)
 		pr_err("cannot read the maps: %s", strerror(-err));

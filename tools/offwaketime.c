@@ -41,11 +41,6 @@ struct offwake {
 	struct ring_buffer *pids;
 };
 
-static int poll_pids(void *ctx, int timeout_ms)
-{
-	return offcpu__poll(((struct offwake *)ctx)->pids, timeout_ms);
-}
-
 struct record {
 	struct offwake_key key;
 	__u64 total;
@@ -257,8 +252,7 @@ int main(int argc, char **argv)
 	run.tick = tick;
 	run.ctx = &o;
 	o.pids = offcpu__follow_pids(bpf_map__fd(o.obj->maps.new_pids), o.syms);
-	if (o.pids)
-		run.poll = poll_pids;
+	run.events = o.pids;
 	err = run__loop(&run);
 	if (err)
 		pr_err("cannot read the maps: %s", strerror(-err));

@@ -121,11 +121,6 @@ struct profile {
 	struct sampler *sampler;
 };
 
-static int poll_pids(void *ctx, int timeout_ms)
-{
-	return offcpu__poll(((struct profile *)ctx)->pids, timeout_ms);
-}
-
 /* About once a second: follow CPUs coming and going, note new processes. */
 static int tick(void *ctx)
 {
@@ -334,8 +329,7 @@ int main(int argc, char **argv)
 	run.report = report;
 	run.tick = tick;
 	run.ctx = &p;
-	if (p.pids)
-		run.poll = poll_pids;
+	run.events = p.pids;
 	err = run__loop(&run);
 	if (err)
 		pr_err("cannot read the maps: %s", strerror(-err));

@@ -272,14 +272,6 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static int poll_events(void *ctx, int timeout_ms)
-{
-	int n = ring_buffer__poll(ctx, timeout_ms);
-
-	fflush(stdout);
-	return n < 0 ? n : 0;
-}
-
 static int configure(struct readdirlat_bpf *obj)
 {
 	bool tp = probe__tracepoint("syscalls", "sys_enter_getdents64") &&
@@ -355,9 +347,7 @@ int main(int argc, char **argv)
 			pr_err("cannot open the event ring buffer: %s", strerror(-err));
 			goto out;
 		}
-		run.poll = poll_events;
-		run.ctx = rb;
-		run.report = report;
+		run.events = rb;
 	}
 	run__banner(&cli, "Tracing directory reads (getdents64)... Hit Ctrl-C to end.");
 	if (env.min_us >= 0 && !cli.json)
