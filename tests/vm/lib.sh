@@ -9,17 +9,48 @@ result() {
 	printf 'RESULT %s %s %s %s\n' "$1" "$2" "$3" "$(printf '%s' "$4" | tr '\n\t' '  ' | cut -c1-600)"
 }
 
-# vm_wait FILE PATTERN [PID]: up to 20 s for a line matching PATTERN in
-# FILE; gives up early once process PID has exited.
+# vm_wait FILES PATTERN [PID]: up to 20 s for a line matching PATTERN in one
+# of FILES (space-separated paths); gives up early once process PID has exited.
 vm_wait() {
 	_i=0
 	while [ $_i -lt 200 ]; do
-		grep -q "$2" "$1" 2> /dev/null && return 0
+		grep -qs -- "$2" $1 && return 0
 		[ -n "${3:-}" ] && ! kill -0 "$3" 2> /dev/null && return 1
 		sleep 0.1
 		_i=$((_i + 1))
 	done
 	return 1
+}
+
+# vm_trace NAME WORKLOAD TOOL [ARGS...]: starts WORKLOAD (plain words; it
+# prints "pid PID" and waits for SIGUSR1), then $BIN/TOOL -p PID ARGS. Once
+# the tool says "Tracing" (on either stream) and a second has passed (the
+# attach-window issue of README's Known issues), releases the workload,
+# waits for it, and stops the tool with SIGINT. Output in
+# $SCRATCH/NAME.work, NAME.out and NAME.err; sets vm_rc, the tool's exit
+# status (99 if it exited 0 without tracing).
+vm_trace() {
+	_name=$1 _work=$2 _tool=$3
+	shift 3
+	$_work > "$SCRATCH/$_name.work" &
+	_wpid=$!
+	vm_wait "$SCRATCH/$_name.work" '^pid ' $_wpid
+	"$BIN/$_tool" -p $_wpid "$@" > "$SCRATCH/$_name.out" 2> "$SCRATCH/$_name.err" &
+	_tpid=$!
+	if ! vm_wait "$SCRATCH/$_name.out $SCRATCH/$_name.err" Tracing $_tpid; then
+		kill $_wpid $_tpid 2> /dev/null
+		wait $_tpid
+		vm_rc=$?
+		[ $vm_rc != 0 ] || vm_rc=99
+		wait $_wpid 2> /dev/null
+		return
+	fi
+	sleep 1
+	kill -USR1 $_wpid
+	wait $_wpid
+	kill -INT $_tpid
+	wait $_tpid
+	vm_rc=$?
 }
 
 # vm_leftover TOOL: names of TOOL's BPF programs still loaded, if any.

@@ -10,17 +10,6 @@ bl_img=$SCRATCH/biolatency.img
 bl_out=$SCRATCH/biolatency.out
 bl_err=$SCRATCH/biolatency.err
 
-bl_wait() {
-	i=0
-	while [ $i -lt 100 ]; do
-		grep -q Tracing "$1" 2>/dev/null && return 0
-		kill -0 "$2" 2>/dev/null || return 1
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
-
 # bl_check NAME [biolatency options]: 20 writes and 30 reads of 4 KiB on the
 # loop device; -F must show exactly 30 under a ...Read label and 20 under a
 # ...Write one, and nothing else.
@@ -29,7 +18,7 @@ bl_check() {
 	shift
 	"$BIN/biolatency" -v -F -d "$bl_name" "$@" > "$bl_out" 2> "$bl_err" &
 	bpid=$!
-	if ! bl_wait "$bl_out" $bpid; then
+	if ! vm_wait "$bl_out" Tracing $bpid; then
 		wait $bpid
 		result biolatency "$name" fail "rc=$? $(tail -n 2 "$bl_err")"
 		return

@@ -2,27 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # funclatency's kernel paths (fentry, kprobe, kprobe.multi) in a test VM, on the funcs workload.
 #
-# POSIX sh (busybox). Needs $BIN (tools), $WL (workloads), $SCRATCH (a
-# writable directory) and a function "result TOOL METHOD pass|fail DETAIL"
-# from the harness. The funcs workload, released by SIGUSR1, makes exactly
+# POSIX sh; see tests/vm/lib.sh. The funcs workload, released by SIGUSR1, makes exactly
 # 30 nanosleep() calls (20 of 10 ms, 10 of 1 ms) and 100 pipe read()s and
 # write()s; funclatency -p counts them in the kernel.
 
 fl_out=$SCRATCH/funclatency.out
 fl_err=$SCRATCH/funclatency.err
-
-# fl_wait FILE PATTERN [PID]: up to 10 s for a line matching PATTERN in
-# FILE, or until process PID has exited.
-fl_wait() {
-	i=0
-	while [ $i -lt 100 ]; do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		[ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null && return 1
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
 
 # fl_total FILE [FUNCTION]: the calls counted in the histogram (of FUNCTION with -F).
 fl_total() {
@@ -35,27 +20,8 @@ fl_total() {
 # fl_run ARGS...: funclatency -p WORKLOAD ARGS while the workload runs once.
 # Sets fl_rc; output in $fl_out and $fl_err.
 fl_run() {
-	"$WL/funcs" > "$SCRATCH/funcs.out" &
-	wpid=$!
-	if ! fl_wait "$SCRATCH/funcs.out" '^pid '; then
-		kill $wpid 2>/dev/null
-		fl_rc=99
-		return
-	fi
-	"$BIN/funclatency" -p "$wpid" "$@" > "$fl_out" 2> "$fl_err" &
-	fpid=$!
-	if ! fl_wait "$fl_out" 'Tracing' $fpid; then
-		kill $wpid 2>/dev/null
-		wait $fpid
-		fl_rc=$?
-		wait $wpid 2>/dev/null
-		return
-	fi
-	kill -USR1 $wpid
-	wait $wpid
-	kill -INT $fpid
-	wait $fpid
-	fl_rc=$?
+	vm_trace funclatency "$WL/funcs" funclatency "$@"
+	fl_rc=$vm_rc
 }
 
 fl_leftover() { vm_leftover funclatency; }

@@ -8,27 +8,12 @@
 # function above the kernel's do_nanosleep, with 200 ms in all.
 
 oc_check() {
-	"$WL/offcpu" sleep 10 20 > "$SCRATCH/oc.work" &
-	wpid=$!
-	vm_wait "$SCRATCH/oc.work" '^pid ' $wpid
-	"$BIN/offcputime" -v -f -p $wpid > "$SCRATCH/oc.out" 2> "$SCRATCH/oc.err" &
-	opid=$!
-	if ! vm_wait "$SCRATCH/oc.err" Tracing $opid; then
-		kill $wpid; wait $opid
-		result offcputime "$1" fail "rc=$? $(tail -n 2 "$SCRATCH/oc.err")"
-		return
-	fi
-	sleep 1
-	kill -USR1 $wpid
-	wait $wpid
-	kill -INT $opid
-	wait $opid
-	rc=$?
+	vm_trace oc "$WL/offcpu sleep 10 20" offcputime -v -f
 	us=$(awk '/;offcpu_sleeper;.*do_nanosleep/ { n += $NF } END { print n + 0 }' "$SCRATCH/oc.out")
 	left=$(vm_leftover offcputime)
-	detail="rc=$rc offcpu_sleeper ... do_nanosleep: $us us of 200000, $(grep -o 'with [a-z_]*' "$SCRATCH/oc.err" | head -n 1)"
+	detail="rc=$vm_rc offcpu_sleeper ... do_nanosleep: $us us of 200000, $(grep -o 'with [a-z_]*' "$SCRATCH/oc.err" | head -n 1)"
 	# Timer slack and a virtual clock overshoot a sleep, never cut it short.
-	if [ $rc = 0 ] && [ -z "$left" ] && [ $us -ge 196000 ] && [ $us -le 320000 ]; then
+	if [ $vm_rc = 0 ] && [ -z "$left" ] && [ $us -ge 196000 ] && [ $us -le 320000 ]; then
 		result offcputime "$1" pass "$detail"
 	else
 		result offcputime "$1" fail "$detail left=[$left] $(tail -n 2 "$SCRATCH/oc.err") $(head -c 400 "$SCRATCH/oc.out")"

@@ -8,26 +8,11 @@
 # 10 times; the folded line must read reader;...;--;...waker, 200 ms in all.
 
 ow_check() {
-	"$WL/offcpu" pipe 10 20 > "$SCRATCH/ow.work" &
-	wpid=$!
-	vm_wait "$SCRATCH/ow.work" '^pid ' $wpid
-	"$BIN/offwaketime" -v -f -p $wpid > "$SCRATCH/ow.out" 2> "$SCRATCH/ow.err" &
-	opid=$!
-	if ! vm_wait "$SCRATCH/ow.err" Tracing $opid; then
-		kill $wpid; wait $opid
-		result offwaketime "$1" fail "rc=$? $(tail -n 2 "$SCRATCH/ow.err")"
-		return
-	fi
-	sleep 1
-	kill -USR1 $wpid
-	wait $wpid
-	kill -INT $opid
-	wait $opid
-	rc=$?
+	vm_trace ow "$WL/offcpu pipe 10 20" offwaketime -v -f
 	us=$(awk '/;offcpu_reader;.*;--;.*try_to_wake_up.*;offcpu_waker;/ { n += $NF } END { print n + 0 }' "$SCRATCH/ow.out")
 	left=$(vm_leftover offwaketime)
-	detail="rc=$rc reader;--;waker: $us us of 200000, $(grep -o 'with [a-z_]*' "$SCRATCH/ow.err" | head -n 1)"
-	if [ $rc = 0 ] && [ -z "$left" ] && [ $us -ge 190000 ] && [ $us -le 320000 ]; then
+	detail="rc=$vm_rc reader;--;waker: $us us of 200000, $(grep -o 'with [a-z_]*' "$SCRATCH/ow.err" | head -n 1)"
+	if [ $vm_rc = 0 ] && [ -z "$left" ] && [ $us -ge 190000 ] && [ $us -le 320000 ]; then
 		result offwaketime "$1" pass "$detail"
 	else
 		result offwaketime "$1" fail "$detail left=[$left] $(tail -n 2 "$SCRATCH/ow.err") $(head -c 600 "$SCRATCH/ow.out")"

@@ -18,17 +18,6 @@ while [ $i -lt 2000 ]; do
 	i=$((i + 1))
 done
 
-rd_wait() {
-	i=0
-	while [ $i -lt 100 ]; do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$3" 2>/dev/null || return 1
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
-
 # rd_check METHOD DIR BUFSZ SCANS [readdirlat options]: one lsdir run under
 # readdirlat -S -c lsdir; the row must match what lsdir counted.
 rd_check() {
@@ -36,7 +25,7 @@ rd_check() {
 	shift 4
 	"$BIN/readdirlat" -v -S -c lsdir "$@" > "$rd_out" 2> "$rd_err" &
 	rpid=$!
-	if ! rd_wait "$rd_out" Tracing $rpid; then
+	if ! vm_wait "$rd_out" Tracing $rpid; then
 		wait $rpid
 		result readdirlat "$method" fail "rc=$? $(tail -n 2 "$rd_err")"
 		return

@@ -11,28 +11,13 @@ rq_n=50
 
 # rq_check METHOD: one run, the sleeper's count checked.
 rq_check() {
-	"$WL/runq_contend" -g -s 2 -n $rq_n > "$SCRATCH/rq.work" &
-	wpid=$!
-	vm_wait "$SCRATCH/rq.work" '^pid ' $wpid
-	"$BIN/runqlat" -v -L -p $wpid > "$SCRATCH/rq.out" 2> "$SCRATCH/rq.err" &
-	rpid=$!
-	if ! vm_wait "$SCRATCH/rq.out" Tracing $rpid; then
-		kill $wpid; wait $rpid
-		result runqlat "$1" fail "rc=$? $(tail -n 2 "$SCRATCH/rq.err")"
-		return
-	fi
-	sleep 1
-	kill -USR1 $wpid
-	wait $wpid
-	kill -INT $rpid
-	wait $rpid
-	rc=$?
+	vm_trace rq "$WL/runq_contend -g -s 2 -n $rq_n" runqlat -v -L
 	sleeper=$(awk '/^sleeper/ { print $2 }' "$SCRATCH/rq.work")
 	n=$(awk -v t="$sleeper" '/^tid = / { on = ($3 == t) } on && / -> .* : [0-9]+ +\|/ { n += $5 } END { print n + 0 }' "$SCRATCH/rq.out")
 	left=$(vm_leftover runqlat)
-	detail="rc=$rc sleeper wakeups=$n of $rq_n sleeps, $(grep -o 'with [a-z_]*' "$SCRATCH/rq.err" | head -n 1)"
+	detail="rc=$vm_rc sleeper wakeups=$n of $rq_n sleeps, $(grep -o 'with [a-z_]*' "$SCRATCH/rq.err" | head -n 1)"
 	# The first wakeup may go untimed, but only if the tool says so.
-	if [ $rc = 0 ] && [ -z "$left" ] && { [ $n -ge $((rq_n + 1)) ] && [ $n -le $((rq_n + 5)) ] ||
+	if [ $vm_rc = 0 ] && [ -z "$left" ] && { [ $n -ge $((rq_n + 1)) ] && [ $n -le $((rq_n + 5)) ] ||
 	   { [ $n = $rq_n ] && grep -q 'not timed' "$SCRATCH/rq.err"; }; }; then
 		result runqlat "$1" pass "$detail"
 	else
