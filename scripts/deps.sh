@@ -31,6 +31,8 @@ test libxml2-utils cmd:xmllint
 test golang-go cmd:go
 test util-linux cmd:setpriv
 test procps cmd:pgrep
+test xz-utils cmd:xz
+test binutils cmd:objcopy
 vm qemu-system-x86 cmd:qemu-system-x86_64
 vm busybox-static file:/bin/busybox
 vm cpio cmd:cpio

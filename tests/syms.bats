@@ -66,6 +66,25 @@ start() {
 	assert_output "symwork_beta+0x0 [symwork]"
 }
 
+@test "syms: a stripped binary carrying MiniDebugInfo (.gnu_debugdata)" {
+	require_bpf
+	mkdir -p "$T/bin"
+	cp "$ROOT/build/tests/libsymlib.so" "$T/bin/"
+	# As distributions build it: the function symbols, xz-compressed, inside the stripped binary.
+	objcopy --only-keep-debug "$SW" "$T/full.debug"
+	objcopy --strip-debug --remove-section=.comment "$T/full.debug" "$T/mini"
+	xz --keep "$T/mini"
+	objcopy --strip-all --add-section .gnu_debugdata="$T/mini.xz" "$SW" "$T/bin/symwork"
+	run readelf -S "$T/bin/symwork"
+	assert_output --partial .gnu_debugdata
+	refute_output --partial .symtab
+	start "$T/bin/symwork"
+	run env BPFSCOPE_DEBUGINFO_PATH="-:$T/nowhere" "$S" "$SPID" "$ALPHA" "$BETA"
+	assert_success
+	assert_line --index 0 "symwork_alpha+0x0 [symwork]"
+	assert_line --index 1 "symwork_beta+0x0 [symwork]"
+}
+
 @test "syms: a process in another mount namespace, its binary where the host has none" {
 	require_bpf
 	mkdir -p "$T/ns"
