@@ -20,6 +20,7 @@ cs_measure() {
 	"$BIN/cachestat" --method "$1" -P --top 0 600 > "$cs_out" 2> "$cs_err" &
 	cpid=$!
 	vm_wait "$cs_out" Tracing $cpid	# attaching kprobes under emulation takes seconds
+	sleep 1	# README's Known issues: events just after attaching may be missed
 	# read(2), not busybox cat's sendfile(2): since 6.5 a splice read goes
 	# through filemap_splice_read(), which only the tracepoints see.
 	dd if="$cs_data" of=/dev/null bs=131072 2> /dev/null &
@@ -29,6 +30,8 @@ cs_measure() {
 	kill -INT $cpid
 	wait $cpid
 	awk -v p=$rpid '$1 == p { h += $(NF-3); m += $(NF-2) } END { print h + 0, m + 0 }' "$cs_out"
+	{ echo "reader pid $rpid:"; cat "$cs_out"; } > "$cs_out.last"
+	cp "$cs_err" "$cs_err.last"
 }
 
 # Tolerances as in tests/cachestat.bats: up to 2% readahead past the file's
@@ -83,7 +86,7 @@ for method in tracepoint fentry kprobe; do
 	if [ "$v" = ok/ok ]; then
 		result cachestat $method pass "$detail"
 	else
-		result cachestat $method fail "verdicts $v: $detail"
+		result cachestat $method fail "verdicts $v: $detail; last run: $(tr '\n' ' ' < "$cs_out.last") $(tr '\n' ' ' < "$cs_err.last")"
 	fi
 	verdicts="$verdicts $method=$v"
 done
@@ -94,4 +97,4 @@ elif [ "$(echo $verdicts | tr ' ' '\n' | sed 's/.*=//' | sort -u | wc -l)" -eq 1
 else
 	result cachestat same-verdicts fail "$verdicts"
 fi
-rm -f "$cs_data" "$cs_out" "$cs_err" "$SCRATCH/cachestat.lock"
+rm -f "$cs_data" "$cs_out" "$cs_err" "$cs_out.last" "$cs_err.last" "$SCRATCH/cachestat.lock"
