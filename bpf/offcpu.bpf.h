@@ -18,7 +18,8 @@ static __always_inline bool offcpu_wanted(struct task_struct *t, bool btf)
 	__u32 pid = TASK_FIELD(btf, t, pid), flags = TASK_FIELD(btf, t, flags);
 	long state;
 
-	if (!pid)
+	/* An exiting thread's last switch: it never comes back, do not keep a start for it. */
+	if (!pid || TASK_FIELD(btf, t, exit_state))
 		return false;
 	if (filter.tgid && TASK_FIELD(btf, t, tgid) != filter.tgid)
 		return false;

@@ -9,6 +9,12 @@
 #include "offcputime.h"
 
 __u64 lost_starts, lost_keys;
+/*
+ * Off-CPU periods whose end the kernel never reported: the thread left the
+ * CPU again with its last departure still pending. Some kernels (the
+ * development VM's) now and then run a thread without a sched_switch.
+ */
+__u64 lost_ends;
 
 struct start {
 	__u64 ts;
@@ -64,6 +70,8 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 	if (offcpu_wanted(prev, btf)) {
 		s = start_of(prev, btf, true);
 		if (s) {
+			if (s->ts)
+				__sync_fetch_and_add(&lost_ends, 1);
 			s->ts = now;
 			s->key.pid = TASK_FIELD(btf, prev, pid);
 			s->key.tgid = TASK_FIELD(btf, prev, tgid);

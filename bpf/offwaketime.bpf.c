@@ -9,6 +9,8 @@
 #include "offwaketime.h"
 
 __u64 lost_starts, lost_keys;
+/* Off-CPU periods whose end the kernel never reported, as in offcputime. */
+__u64 lost_ends;
 
 /* Per blocked thread: when it left the CPU, its stacks, and who woke it. */
 struct blocked {
@@ -83,6 +85,8 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 	if (offcpu_wanted(prev, btf)) {
 		b = blocked_of(prev, btf, true);
 		if (b) {
+			if (b->ts)
+				__sync_fetch_and_add(&lost_ends, 1);
 			__builtin_memset(&b->key, 0, sizeof(b->key));
 			b->ts = now;
 			b->key.target_pid = TASK_FIELD(btf, prev, pid);

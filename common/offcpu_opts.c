@@ -129,6 +129,23 @@ void offcpu__banner(const struct cli *cli, const char *what)
 	fflush(NULL);
 }
 
+void offcpu__warn_lost(const struct offcpu_lost *lost, const char *periods)
+{
+	if (lost->stacks)
+		pr_warn("%llu stack traces lost: raise --stack-storage-size (now %lu)",
+			lost->stacks, offcpu.stack_storage);
+	if (lost->starts)
+		pr_warn("%llu %s not timed: no room to note when a thread left the CPU",
+			lost->starts, periods);
+	/* The next departure of the same thread shows that its return went unseen. */
+	if (lost->ends)
+		pr_warn("%llu %s dropped: the kernel did not report the thread's return to a CPU",
+			lost->ends, periods);
+	if (lost->keys)
+		pr_warn("%llu %s dropped: more than %u distinct stacks", lost->keys, periods,
+			lost->max_keys);
+}
+
 static int on_new_pid(void *ctx, void *data, size_t size)
 {
 	if (size >= sizeof(__u32))

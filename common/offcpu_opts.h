@@ -42,6 +42,18 @@ int offcpu__check_target(void);
  */
 void offcpu__banner(const struct cli *cli, const char *what);
 
+/* What a run could not count, for offcpu__warn_lost(). */
+struct offcpu_lost {
+	unsigned long long stacks;	/* stack traces the stack map had no room for */
+	unsigned long long starts;	/* periods with no room to note their start */
+	unsigned long long ends;	/* periods whose end the kernel never reported */
+	unsigned long long keys;	/* periods beyond the totals map's @max_keys */
+	unsigned int max_keys;
+};
+
+/* Warns at exit of each kind of loss in @lost; @periods names what was timed. */
+void offcpu__warn_lost(const struct offcpu_lost *lost, const char *periods);
+
 struct syms;
 struct ring_buffer;
 

@@ -49,6 +49,13 @@ hist_total() {
 	awk '/ -> .* : [0-9]+ +\|/ { n += $5 } END { print n + 0 }' "$@"
 }
 
+# Off-CPU periods an off-CPU tool dropped, by its warning in file $1, because
+# the kernel never reported the thread's return to a CPU (README, Known
+# issues). Tests allow for exactly those, so a loss is never silent.
+unseen_returns() {
+	awk '/dropped: the kernel did not report/ { n += $2 } END { print n + 0 }' "$1"
+}
+
 # Kills a background process group member if still there.
 stop_bg() {
 	local pid

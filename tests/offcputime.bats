@@ -25,10 +25,6 @@ run_offcpu() {
 	"$BIN/offcputime" "${@/#@PID/$WPID}" > "$T/out" 2> "$T/err" &
 	OPID=$!
 	wait_for_line "$T/out" Tracing 10 2>/dev/null || wait_for_line "$T/err" Tracing 10
-	# Known issue: a thread blocked since before the tool attached can have its
-	# first off-CPU period missed when it runs within a few ms of attaching
-	# (about half the time here). Under investigation; give it a second.
-	sleep 1
 	kill -USR1 "$WPID"
 	wait "$WPID"
 	WORKPID=$WPID
@@ -38,6 +34,12 @@ run_offcpu() {
 	wait "$OPID"
 	RC=$?
 	OPID=
+	# Periods of $ms the tool said it had to drop (README, Known issues).
+	local unseen=$(unseen_returns "$T/err")
+	# Of one process, one in hundreds at most: more would be the tool's bug.
+	[[ " $* " != *" -p @PID "* ]] || [ "$unseen" -le 2 ] ||
+		fail "$unseen periods dropped: $(cat "$T/err")"
+	SHORT=$((unseen * ms * 1000))
 }
 
 # Total microseconds of the multi-line stacks that contain frame $1.
@@ -58,7 +60,7 @@ stack_total() {
 	assert_success
 	# 10 x 50 ms; nanosleep overshoots by timer slack: allow +20%, -2%.
 	total=$(stack_total offcpu_sleeper)
-	[ "$total" -ge 490000 ] && [ "$total" -le 600000 ] || fail "total $total us"
+	[ "$total" -ge $((490000 - SHORT)) ] && [ "$total" -le 600000 ] || fail "total $total us"
 }
 
 @test "offcputime -f: folded, root first, with the same total" {
@@ -67,7 +69,7 @@ stack_total() {
 	run grep -E '^offcpu;(.*;)?main;offcpu_sleeper;.*do_nanosleep;.*__schedule [0-9]+$' "$T/out"
 	assert_success
 	total=$(awk '/offcpu_sleeper/ { n += $NF } END { print n + 0 }' "$T/out")
-	[ "$total" -ge 490000 ] && [ "$total" -le 600000 ] || fail "total $total us"
+	[ "$total" -ge $((490000 - SHORT)) ] && [ "$total" -le 600000 ] || fail "total $total us"
 	run grep -c Tracing "$T/out"
 	assert_output 0
 	grep -q '^Tracing off-CPU time' "$T/err"
@@ -99,17 +101,17 @@ stack_total() {
 	run_offcpu 5 50 -p @PID -U -M 10000
 	[ "$(stack_total offcpu_sleeper)" -eq 0 ]
 	run_offcpu 5 50 -p @PID -U -m 20000 -M 200000
-	[ "$(stack_total offcpu_sleeper)" -ge 245000 ]
+	[ "$(stack_total offcpu_sleeper)" -ge $((245000 - SHORT)) ]
 }
 
 @test "offcputime --state is a bitmask: 1 keeps interruptible sleep, 2 does not" {
 	require_bpf
 	run_offcpu 5 50 -p @PID -U --state 1
-	[ "$(stack_total offcpu_sleeper)" -ge 245000 ]
+	[ "$(stack_total offcpu_sleeper)" -ge $((245000 - SHORT)) ]
 	run_offcpu 5 50 -p @PID -U --state 2
 	[ "$(stack_total offcpu_sleeper)" -eq 0 ]
 	run_offcpu 5 50 -p @PID -U --state 3
-	[ "$(stack_total offcpu_sleeper)" -ge 245000 ]
+	[ "$(stack_total offcpu_sleeper)" -ge $((245000 - SHORT)) ]
 }
 
 @test "offcputime -u and -k: user threads or kernel threads only" {
@@ -128,8 +130,9 @@ stack_total() {
 @test "offcputime --json: one object per stack, frames root first" {
 	require_bpf
 	run_offcpu 5 20 -p @PID --json -U
-	run jq -e -s --argjson p "$WORKPID" 'map(select(.tgid == $p and (.frames | index("offcpu_sleeper")))) |
-		length >= 1 and (.[0].frames[-1] == "offcpu_sleeper") and .[0].total_us >= 98000' "$T/out"
+	run jq -e -s --argjson p "$WORKPID" --argjson min $((98000 - SHORT)) '
+		map(select(.tgid == $p and (.frames | index("offcpu_sleeper")))) |
+		length >= 1 and (.[0].frames[-1] == "offcpu_sleeper") and .[0].total_us >= $min' "$T/out"
 	assert_success
 }
 
@@ -137,7 +140,7 @@ stack_total() {
 	require_bpf
 	BPFSCOPE_DISABLE=tp_btf run_offcpu 5 20 -v -p @PID -U
 	grep -q 'with raw_tp' "$T/err"
-	[ "$(stack_total offcpu_sleeper)" -ge 98000 ]
+	[ "$(stack_total offcpu_sleeper)" -ge $((98000 - SHORT)) ]
 }
 
 @test "offcputime reports lost stacks when the stack map is too small" {

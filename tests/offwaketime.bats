@@ -23,10 +23,6 @@ run_offwake() {
 	"$BIN/offwaketime" "${@/#@PID/$WPID}" > "$T/out" 2> "$T/err" &
 	OPID=$!
 	wait_for_line "$T/out" Tracing 10 2>/dev/null || wait_for_line "$T/err" Tracing 10
-	# Known issue: a thread blocked since before the tool attached can have its
-	# first off-CPU period missed when it runs within a few ms of attaching
-	# (about half the time here). Under investigation; give it a second.
-	sleep 1
 	kill -USR1 "$WPID"
 	wait "$WPID"
 	WORKPID=$WPID
@@ -36,6 +32,11 @@ run_offwake() {
 	wait "$OPID"
 	RC=$?
 	OPID=
+	# Blocks of $ms the tool said it had to drop (README, Known issues).
+	local unseen=$(unseen_returns "$T/err")
+	# One in hundreds at most: more would be the tool's bug, not the kernel's.
+	[ "$unseen" -le 2 ] || fail "$unseen periods dropped: $(cat "$T/err")"
+	SHORT=$((unseen * ms * 1000))
 }
 
 @test "offwaketime: the reader's blocking stack, the writer's waking stack, not swapped" {
@@ -54,7 +55,7 @@ run_offwake() {
 	grep -qE '^    target: +offcpu [0-9]+$' "$T/rec"
 	total=$(awk '/^        [0-9]+$/ { n += $1 } END { print n + 0 }' "$T/rec")
 	# 10 blocks of ~20 ms each (the writer sleeps 20 ms, then writes).
-	[ "$total" -ge 190000 ] && [ "$total" -le 260000 ] || fail "total $total us"
+	[ "$total" -ge $((190000 - SHORT)) ] && [ "$total" -le 260000 ] || fail "total $total us"
 }
 
 @test "offwaketime -f: target;stack;--;waker stack;waker count" {

@@ -31,9 +31,6 @@ start_runqlat() {
 # Releases the workload, waits for it, then stops runqlat with signal $1.
 finish() {
 	local sig=${1:-INT}
-	# The same open issue as the off-CPU tools': an event within moments of
-	# attaching is occasionally missed on this VM. Give the tool a second.
-	sleep 1
 	kill -USR1 "$WPID"
 	wait "$WPID"
 	WORKPID=$WPID

@@ -224,7 +224,6 @@ check_outputs() {
 	"$BIN/offcputime" -p "$WPID" -f --svg "$T/o.svg" --pprof "$T/o.pb.gz" > "$T/folded" 2> "$T/err" &
 	opid=$!
 	wait_for_line "$T/err" Tracing
-	sleep 1
 	kill -USR1 "$WPID"; wait "$WPID"; WPID=
 	sleep 0.3
 	kill -INT "$opid"; wait "$opid"
@@ -241,7 +240,6 @@ check_outputs() {
 	"$BIN/offwaketime" -p "$WPID" -f --svg "$T/w.svg" --pprof "$T/w.pb.gz" > "$T/folded" 2> "$T/err" &
 	opid=$!
 	wait_for_line "$T/err" Tracing
-	sleep 1
 	kill -USR1 "$WPID"; wait "$WPID"; WPID=
 	sleep 0.3
 	kill -INT "$opid"; wait "$opid"

@@ -124,16 +124,13 @@ int main(int argc, char **argv)
 	err = run__loop(&run);
 	if (err)
 		pr_err("cannot read the maps: %s", strerror(-err));
-	if (stacks__missed(o.report.stacks))
-		pr_warn("%llu stack traces lost: raise --stack-storage-size (now %lu)",
-			(unsigned long long)stacks__missed(o.report.stacks), offcpu.stack_storage);
-	if (o.obj->bss->lost_starts)
-		pr_warn("%llu off-CPU periods not timed: no room to note when a thread left the CPU",
-			(unsigned long long)o.obj->bss->lost_starts);
-	if (o.obj->bss->lost_keys)
-		pr_warn("%llu off-CPU periods dropped: more than %u distinct stacks",
-			(unsigned long long)o.obj->bss->lost_keys,
-			bpf_map__max_entries(o.obj->maps.totals));
+	offcpu__warn_lost(&(struct offcpu_lost){
+				  .stacks = stacks__missed(o.report.stacks),
+				  .starts = o.obj->bss->lost_starts,
+				  .ends = o.obj->bss->lost_ends,
+				  .keys = o.obj->bss->lost_keys,
+				  .max_keys = bpf_map__max_entries(o.obj->maps.totals),
+			  }, "off-CPU periods");
 out:
 	ring_buffer__free(o.pids);
 	stacks__free(o.report.stacks);

@@ -24,9 +24,9 @@ vm_wait() {
 
 # vm_trace NAME WORKLOAD TOOL [ARGS...]: starts WORKLOAD (plain words; it
 # prints "pid PID" and waits for SIGUSR1), then $BIN/TOOL -p PID ARGS. Once
-# the tool says "Tracing" (on either stream) and a second has passed (the
-# attach-window issue of README's Known issues), releases the workload,
-# waits for it, and stops the tool with SIGINT. Output in
+# the tool says "Tracing" (on either stream) and a second has passed (a
+# 6.1 guest missed what came just after attaching: README, Known issues),
+# releases the workload, waits for it, and stops the tool with SIGINT. Output in
 # $SCRATCH/NAME.work, NAME.out and NAME.err; sets vm_rc, the tool's exit
 # status (99 if it exited 0 without tracing).
 vm_trace() {

@@ -23,7 +23,7 @@ bl_check() {
 		result biolatency "$name" fail "rc=$? $(tail -n 2 "$bl_err")"
 		return
 	fi
-	sleep 1	# the attach-window issue of README's Known issues, as vm_trace
+	sleep 1	# as vm_trace: README, Known issues
 	"$WL/dio" "$bl_dev" write 20 4096 > /dev/null
 	"$WL/dio" "$bl_dev" read 30 4096 > /dev/null
 	sleep 0.3

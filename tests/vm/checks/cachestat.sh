@@ -20,7 +20,7 @@ cs_measure() {
 	"$BIN/cachestat" --method "$1" -P --top 0 600 > "$cs_out" 2> "$cs_err" &
 	cpid=$!
 	vm_wait "$cs_out" Tracing $cpid	# attaching kprobes under emulation takes seconds
-	sleep 1	# README's Known issues: events just after attaching may be missed
+	sleep 1	# README, Known issues: a 6.1 guest missed events just after attaching
 	# read(2), not busybox cat's sendfile(2): since 6.5 a splice read goes
 	# through filemap_splice_read(), which only the tracepoints see.
 	dd if="$cs_data" of=/dev/null bs=131072 2> /dev/null &

@@ -30,7 +30,7 @@ rd_check() {
 		result readdirlat "$method" fail "rc=$? $(tail -n 2 "$rd_err")"
 		return
 	fi
-	sleep 1	# the attach-window issue of README's Known issues, as vm_trace
+	sleep 1	# as vm_trace: README, Known issues
 	set -- $("$WL/lsdir" "$dir" "$bufsz" "$scans")
 	pid=$2 calls=$4 entries=$6 bytes=$8
 	kill -INT $rpid
