@@ -40,6 +40,11 @@ finish() {
 	RC=$?
 	RPID=
 	SLEEPER=$(awk '/^sleeper/ { print $2 }' "$T/work.out")
+	# Waits the tool said it dropped (README, Known issues): about one in a
+	# thousand here, of the thousands of the spinners' and the sleeper's.
+	UNSEEN=$(unseen_returns "$T/err")
+	[ "$UNSEEN" -le 10 ] || fail "$UNSEEN waits dropped: $(cat "$T/err")"
+	MIN=$((101 - UNSEEN))
 }
 
 # Prints the total count of the histogram labelled "$1 = $2" in $T/out.
@@ -78,11 +83,9 @@ section_total() {
 	# 100 sleeps, plus the thread's first wakeup and a possible preemption;
 	# that first wakeup may go untimed on a loaded machine, but only if the
 	# tool says so (task storage for a new thread could not be had).
-	if [ "$output" -eq 100 ]; then
-		grep -q 'wakeups not timed' "$T/err" || fail "sleeper count 100 and no loss reported"
-	else
-		[ "$output" -ge 101 ] && [ "$output" -le 105 ] || fail "sleeper count $output, expected 101..105"
-	fi
+	min=$MIN
+	! grep -q 'wakeups not timed' "$T/err" || min=$((min - 1))
+	[ "$output" -ge $min ] && [ "$output" -le 105 ] || fail "sleeper count $output, expected $min..105"
 	run grep -E "^tid = $SLEEPER runq_contend$" "$T/out"
 	assert_success
 	# Threads of the traced process only: 2 spinners, sleeper, main thread.
@@ -98,7 +101,7 @@ section_total() {
 	[ "$RC" -eq 0 ]
 	run grep '^pid = ' "$T/out"
 	assert_output "pid = $WORKPID runq_contend"
-	[ "$(section_total pid "$WORKPID")" -ge 51 ]
+	[ "$(section_total pid "$WORKPID")" -ge $((51 - UNSEEN)) ]
 }
 
 @test "runqlat --json parses and counts what the text output counts" {
@@ -110,7 +113,7 @@ section_total() {
 	run jq -e -s 'length >= 3 and all(.[]; .total == ([.buckets[].count] | add) and .unit == "usecs")' "$T/out"
 	assert_success
 	json_sleeper=$(jq -r --argjson t "$SLEEPER" 'select(.tid == $t) | .total' "$T/out")
-	[ "$json_sleeper" -ge 101 ] && [ "$json_sleeper" -le 105 ]
+	[ "$json_sleeper" -ge $MIN ] && [ "$json_sleeper" -le 105 ]
 	run jq -r --argjson t "$SLEEPER" 'select(.tid == $t) | .comm' "$T/out"
 	assert_output runq_contend
 	# Nothing but JSON on stdout: the banner goes to stderr.
@@ -185,7 +188,7 @@ section_total() {
 	run grep 'with raw_tp' "$T/err"
 	assert_success
 	run section_total tid "$SLEEPER"
-	[ "$output" -ge 101 ] && [ "$output" -le 105 ]
+	[ "$output" -ge $MIN ] && [ "$output" -le 105 ] || fail "sleeper count $output, expected $MIN..105"
 }
 
 @test "runqlat: bad usage exits 2 with a message" {

@@ -10,10 +10,12 @@
 oc_check() {
 	vm_trace oc "$WL/offcpu sleep 10 20" offcputime -v -f
 	us=$(awk '/;offcpu_sleeper;.*do_nanosleep/ { n += $NF } END { print n + 0 }' "$SCRATCH/oc.out")
+	# Sleeps the tool said it had to drop (README, Known issues), if any.
+	short=$(( $(vm_unseen "$SCRATCH/oc.err") * 20000 ))
 	left=$(vm_leftover offcputime)
 	detail="rc=$vm_rc offcpu_sleeper ... do_nanosleep: $us us of 200000, $(grep -o 'with [a-z_]*' "$SCRATCH/oc.err" | head -n 1)"
 	# Timer slack and a virtual clock overshoot a sleep, never cut it short.
-	if [ $vm_rc = 0 ] && [ -z "$left" ] && [ $us -ge 196000 ] && [ $us -le 320000 ]; then
+	if [ $vm_rc = 0 ] && [ -z "$left" ] && [ $us -ge $((196000 - short)) ] && [ $us -le 320000 ]; then
 		result offcputime "$1" pass "$detail"
 	else
 		result offcputime "$1" fail "$detail left=[$left] $(tail -n 2 "$SCRATCH/oc.err") $(head -c 400 "$SCRATCH/oc.out")"
@@ -26,3 +28,4 @@ oc_check raw_tp
 unset BPFSCOPE_DISABLE
 grep -q 'with raw_tp' "$SCRATCH/oc.err" ||
 	result offcputime raw_tp-chosen fail "the fallback was not used: $(tail -n 2 "$SCRATCH/oc.err")"
+vm_switches offcputime -f 2
