@@ -18,12 +18,6 @@ const volatile int cgroup_level;
 /* Events lost because a map was full; user space reports them at exit. */
 __u64 lost_starts;
 __u64 lost_hists;
-/*
- * Waits whose end the kernel never reported: the thread was queued again
- * with its last wait still open, so it ran without a sched_switch to it
- * (the development VM's kernel does that now and then).
- */
-__u64 lost_ends;
 
 /* Wakeup times. tp_btf programs keep them with the task itself... */
 struct {
@@ -85,12 +79,6 @@ static __always_inline __u64 *start_of(struct task_struct *t, bool btf, bool cre
 	return bpf_map_lookup_elem(&start_tid, &tid);
 }
 
-/* A thread woken while still on its CPU (it had not yet blocked) waits for nothing. */
-static __always_inline bool on_cpu(struct task_struct *t, bool btf)
-{
-	return bpf_core_field_exists(t->on_cpu) && TASK_FIELD(btf, t, on_cpu);
-}
-
 static __always_inline void enqueue(struct task_struct *t, bool btf)
 {
 	__u64 *ts;
@@ -98,19 +86,10 @@ static __always_inline void enqueue(struct task_struct *t, bool btf)
 	if (!wanted(t, btf))
 		return;
 	ts = start_of(t, btf, true);
-	if (!ts) {
+	if (ts)
+		*ts = bpf_ktime_get_ns();
+	else
 		__sync_fetch_and_add(&lost_starts, 1);
-		return;
-	}
-	if (*ts)
-		__sync_fetch_and_add(&lost_ends, 1);
-	*ts = bpf_ktime_get_ns();
-}
-
-static __always_inline void wakeup(struct task_struct *t, bool btf)
-{
-	if (!on_cpu(t, btf))
-		enqueue(t, btf);
 }
 
 static __always_inline void record(struct task_struct *t, __u64 delta, bool btf)
@@ -172,14 +151,14 @@ static __always_inline void on_switch(struct task_struct *prev, struct task_stru
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(runqlat_wakeup, struct task_struct *p)
 {
-	wakeup(p, true);
+	enqueue(p, true);
 	return 0;
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(runqlat_wakeup_new, struct task_struct *p)
 {
-	wakeup(p, true);
+	enqueue(p, true);
 	return 0;
 }
 
@@ -193,14 +172,14 @@ int BPF_PROG(runqlat_switch, bool preempt, struct task_struct *prev, struct task
 SEC("raw_tp/sched_wakeup")
 int BPF_PROG(runqlat_raw_wakeup, struct task_struct *p)
 {
-	wakeup(p, false);
+	enqueue(p, false);
 	return 0;
 }
 
 SEC("raw_tp/sched_wakeup_new")
 int BPF_PROG(runqlat_raw_wakeup_new, struct task_struct *p)
 {
-	wakeup(p, false);
+	enqueue(p, false);
 	return 0;
 }
 

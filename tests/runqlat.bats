@@ -31,6 +31,10 @@ start_runqlat() {
 # Releases the workload, waits for it, then stops runqlat with signal $1.
 finish() {
 	local sig=${1:-INT}
+	# On this VM a wait is now and then lost to a switch the kernel did not
+	# report (README, Known issues); right after attaching, under load, it
+	# was one run in two, with a second's pause none in eight.
+	sleep 1
 	kill -USR1 "$WPID"
 	wait "$WPID"
 	WORKPID=$WPID
@@ -40,11 +44,6 @@ finish() {
 	RC=$?
 	RPID=
 	SLEEPER=$(awk '/^sleeper/ { print $2 }' "$T/work.out")
-	# Waits the tool said it dropped (README, Known issues): about one in a
-	# thousand here, of the thousands of the spinners' and the sleeper's.
-	UNSEEN=$(unseen_returns "$T/err")
-	[ "$UNSEEN" -le 10 ] || fail "$UNSEEN waits dropped: $(cat "$T/err")"
-	MIN=$((101 - UNSEEN))
 }
 
 # Prints the total count of the histogram labelled "$1 = $2" in $T/out.
@@ -83,9 +82,11 @@ section_total() {
 	# 100 sleeps, plus the thread's first wakeup and a possible preemption;
 	# that first wakeup may go untimed on a loaded machine, but only if the
 	# tool says so (task storage for a new thread could not be had).
-	min=$MIN
-	! grep -q 'wakeups not timed' "$T/err" || min=$((min - 1))
-	[ "$output" -ge $min ] && [ "$output" -le 105 ] || fail "sleeper count $output, expected $min..105"
+	if [ "$output" -eq 100 ]; then
+		grep -q 'wakeups not timed' "$T/err" || fail "sleeper count 100 and no loss reported"
+	else
+		[ "$output" -ge 101 ] && [ "$output" -le 105 ] || fail "sleeper count $output, expected 101..105"
+	fi
 	run grep -E "^tid = $SLEEPER runq_contend$" "$T/out"
 	assert_success
 	# Threads of the traced process only: 2 spinners, sleeper, main thread.
@@ -101,7 +102,7 @@ section_total() {
 	[ "$RC" -eq 0 ]
 	run grep '^pid = ' "$T/out"
 	assert_output "pid = $WORKPID runq_contend"
-	[ "$(section_total pid "$WORKPID")" -ge $((51 - UNSEEN)) ]
+	[ "$(section_total pid "$WORKPID")" -ge 51 ]
 }
 
 @test "runqlat --json parses and counts what the text output counts" {
@@ -113,7 +114,7 @@ section_total() {
 	run jq -e -s 'length >= 3 and all(.[]; .total == ([.buckets[].count] | add) and .unit == "usecs")' "$T/out"
 	assert_success
 	json_sleeper=$(jq -r --argjson t "$SLEEPER" 'select(.tid == $t) | .total' "$T/out")
-	[ "$json_sleeper" -ge $MIN ] && [ "$json_sleeper" -le 105 ]
+	[ "$json_sleeper" -ge 101 ] && [ "$json_sleeper" -le 105 ]
 	run jq -r --argjson t "$SLEEPER" 'select(.tid == $t) | .comm' "$T/out"
 	assert_output runq_contend
 	# Nothing but JSON on stdout: the banner goes to stderr.
@@ -188,7 +189,7 @@ section_total() {
 	run grep 'with raw_tp' "$T/err"
 	assert_success
 	run section_total tid "$SLEEPER"
-	[ "$output" -ge $MIN ] && [ "$output" -le 105 ] || fail "sleeper count $output, expected $MIN..105"
+	[ "$output" -ge 101 ] && [ "$output" -le 105 ] || fail "sleeper count $output, expected 101..105"
 }
 
 @test "runqlat: bad usage exits 2 with a message" {

@@ -196,10 +196,6 @@ static void report_losses(struct runqlat_bpf *obj)
 		pr_warn("%llu wakeups not timed: task storage or the tid map (%u entries) was full",
 			(unsigned long long)obj->bss->lost_starts,
 			bpf_map__max_entries(obj->maps.start_tid));
-	/* The next wakeup or preemption of the same thread shows that its switch went unseen. */
-	if (obj->bss->lost_ends)
-		pr_warn("%llu waits dropped: the kernel did not report the thread's switch onto a CPU",
-			(unsigned long long)obj->bss->lost_ends);
 	if (obj->bss->lost_hists)
 		pr_warn("%llu latencies dropped: more than %u histograms",
 			(unsigned long long)obj->bss->lost_hists,
