@@ -142,8 +142,8 @@ void offcpu__warn_lost(const struct offcpu_lost *lost, const char *periods)
 		pr_warn("%llu %s dropped: the kernel did not report the thread's return to a CPU",
 			lost->ends, periods);
 	if (lost->keys)
-		pr_warn("%llu %s dropped: more than %u distinct stacks", lost->keys, periods,
-			lost->max_keys);
+		pr_warn("%llu %s dropped: more than %u distinct %s", lost->keys, periods,
+			lost->max_keys, lost->key_name);
 }
 
 static int on_new_pid(void *ctx, void *data, size_t size)

@@ -49,6 +49,7 @@ struct offcpu_lost {
 	unsigned long long ends;	/* periods whose end the kernel never reported */
 	unsigned long long keys;	/* periods beyond the totals map's @max_keys */
 	unsigned int max_keys;
+	const char *key_name;		/* what a totals key is: "stacks", "stack pairs" */
 };
 
 /* Warns at exit of each kind of loss in @lost; @periods names what was timed. */

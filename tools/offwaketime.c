@@ -262,6 +262,7 @@ int main(int argc, char **argv)
 				  .ends = o.obj->bss->lost_ends,
 				  .keys = o.obj->bss->lost_keys,
 				  .max_keys = bpf_map__max_entries(o.obj->maps.totals),
+				  .key_name = "stack pairs",
 			  }, "blocked periods");
 out:
 	ring_buffer__free(o.pids);
