@@ -53,14 +53,14 @@ static __attribute__((noinline)) void burn(long long ns)
 	} while (thread_cpu_ns() < end);
 }
 
-__attribute__((noinline)) void bpfscope_spin_alpha(void)
+__attribute__((noinline)) void bpfscope_spin_alpha(long long ns)
 {
-	burn(3000000);
+	burn(3 * ns);
 }
 
-__attribute__((noinline)) void bpfscope_spin_beta(void)
+__attribute__((noinline)) void bpfscope_spin_beta(long long ns)
 {
-	burn(1000000);
+	burn(ns);
 }
 
 __attribute__((noinline)) void bpfscope_spin_gamma(void)
@@ -114,11 +114,22 @@ static int bench(int seconds)
 	return 0;
 }
 
+/*
+ * 3:1 in turns of a varying length (0.5 to 1.5 ms of beta): a fixed 4 ms
+ * cycle can lock in phase with a sampling timer, and once gave profile
+ * 198 samples of alpha and none of beta.
+ */
 static void *ratio_thread(void *arg)
 {
+	unsigned int r = 1;
+
 	while (!stop) {
-		bpfscope_spin_alpha();
-		bpfscope_spin_beta();
+		long long ns;
+
+		r = r * 1103515245 + 12345;
+		ns = 500000 + (r >> 16) % 1000001;
+		bpfscope_spin_alpha(ns);
+		bpfscope_spin_beta(ns);
 	}
 	return NULL;
 }
