@@ -9,6 +9,8 @@
 
 #define PF_KTHREAD 0x00200000
 
+struct offcpu_losses lost;
+
 const volatile struct offcpu_filter filter = { .min_us = 1, .max_us = -1ULL, .user_stacks = 1,
 					       .kernel_stacks = 1 };
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* The thread filter that offcputime and offwaketime share, set by user space. */
+/* What offcputime and offwaketime share across the BPF boundary: the thread filter, the losses. */
 #ifndef BPFSCOPE_OFFCPU_H
 #define BPFSCOPE_OFFCPU_H
 
@@ -19,6 +19,18 @@ struct offcpu_filter {
 	__s64 state_mask;		/* bcc's --state: 0 means TASK_RUNNING exactly */
 	__u64 min_us;			/* -m */
 	__u64 max_us;			/* -M */
+};
+
+/* Off-CPU periods the BPF side could not count, reported at exit. */
+struct offcpu_losses {
+	__u64 starts;	/* no room to note when a thread left the CPU */
+	/*
+	 * The thread left the CPU again with its last departure still open:
+	 * some kernels (the development VM's) now and then run a thread
+	 * without a sched_switch to it.
+	 */
+	__u64 ends;
+	__u64 keys;	/* the totals map was full */
 };
 
 #endif

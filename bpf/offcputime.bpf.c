@@ -8,14 +8,6 @@
 #include "offcpu.bpf.h"
 #include "offcputime.h"
 
-__u64 lost_starts, lost_keys;
-/*
- * Off-CPU periods whose end the kernel never reported: the thread left the
- * CPU again with its last departure still pending. Some kernels (the
- * development VM's) now and then run a thread without a sched_switch.
- */
-__u64 lost_ends;
-
 struct start {
 	__u64 ts;
 	struct stack_key key;
@@ -71,14 +63,14 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 		s = start_of(prev, btf, true);
 		if (s) {
 			if (s->ts)
-				__sync_fetch_and_add(&lost_ends, 1);
+				__sync_fetch_and_add(&lost.ends, 1);
 			s->ts = now;
 			s->key.pid = TASK_FIELD(btf, prev, pid);
 			s->key.tgid = TASK_FIELD(btf, prev, tgid);
 			offcpu_stacks(ctx, &s->key.user_stack_id, &s->key.kernel_stack_id);
 			bpf_get_current_comm(s->key.comm, sizeof(s->key.comm));
 		} else {
-			__sync_fetch_and_add(&lost_starts, 1);
+			__sync_fetch_and_add(&lost.starts, 1);
 		}
 	}
 
@@ -96,7 +88,7 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 	if (!offcpu_in_range(delta))
 		return 0;
 	if (!stack_count_add(&totals, &key, delta, key.tgid, 0))
-		__sync_fetch_and_add(&lost_keys, 1);
+		__sync_fetch_and_add(&lost.keys, 1);
 	return 0;
 }
 

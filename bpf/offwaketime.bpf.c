@@ -8,10 +8,6 @@
 #include "offcpu.bpf.h"
 #include "offwaketime.h"
 
-__u64 lost_starts, lost_keys;
-/* Off-CPU periods whose end the kernel never reported, as in offcputime. */
-__u64 lost_ends;
-
 /* Per blocked thread: when it left the CPU, its stacks, and who woke it. */
 struct blocked {
 	__u64 ts;
@@ -86,7 +82,7 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 		b = blocked_of(prev, btf, true);
 		if (b) {
 			if (b->ts)
-				__sync_fetch_and_add(&lost_ends, 1);
+				__sync_fetch_and_add(&lost.ends, 1);
 			__builtin_memset(&b->key, 0, sizeof(b->key));
 			b->ts = now;
 			b->key.target_pid = TASK_FIELD(btf, prev, pid);
@@ -96,7 +92,7 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 			/* Not woken (yet): preempted threads are put back without a waker. */
 			b->key.waker_user_stack = b->key.waker_kernel_stack = -14;
 		} else {
-			__sync_fetch_and_add(&lost_starts, 1);
+			__sync_fetch_and_add(&lost.starts, 1);
 		}
 	}
 
@@ -114,7 +110,7 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 	if (!key.waker_pid || !offcpu_in_range(delta))
 		return 0;
 	if (!stack_count_add(&totals, &key, delta, key.target_tgid, key.waker_tgid))
-		__sync_fetch_and_add(&lost_keys, 1);
+		__sync_fetch_and_add(&lost.keys, 1);
 	return 0;
 }
 

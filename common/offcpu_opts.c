@@ -11,6 +11,7 @@
 #include "offcpu_opts.h"
 #include "proc.h"
 #include "run.h"
+#include "stacks.h"
 #include "syms.h"
 #include "tool.h"
 
@@ -129,21 +130,24 @@ void offcpu__banner(const struct cli *cli, const char *what)
 	fflush(NULL);
 }
 
-void offcpu__warn_lost(const struct offcpu_lost *lost, const char *periods)
+void offcpu__warn_lost(const struct offcpu_losses *lost, const struct stacks *stacks,
+		       const struct bpf_map *totals, const char *periods, const char *keys)
 {
-	if (lost->stacks)
+	unsigned long long missed = stacks__missed(stacks);
+
+	if (missed)
 		pr_warn("%llu stack traces lost: raise --stack-storage-size (now %lu)",
-			lost->stacks, offcpu.stack_storage);
+			missed, offcpu.stack_storage);
 	if (lost->starts)
 		pr_warn("%llu %s not timed: no room to note when a thread left the CPU",
-			lost->starts, periods);
+			(unsigned long long)lost->starts, periods);
 	/* The next departure of the same thread shows that its return went unseen. */
 	if (lost->ends)
 		pr_warn("%llu %s dropped: the kernel did not report the thread's return to a CPU",
-			lost->ends, periods);
+			(unsigned long long)lost->ends, periods);
 	if (lost->keys)
-		pr_warn("%llu %s dropped: more than %u distinct %s", lost->keys, periods,
-			lost->max_keys, lost->key_name);
+		pr_warn("%llu %s dropped: more than %u distinct %s",
+			(unsigned long long)lost->keys, periods, bpf_map__max_entries(totals), keys);
 }
 
 static int on_new_pid(void *ctx, void *data, size_t size)

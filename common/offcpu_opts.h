@@ -42,18 +42,16 @@ int offcpu__check_target(void);
  */
 void offcpu__banner(const struct cli *cli, const char *what);
 
-/* What a run could not count, for offcpu__warn_lost(). */
-struct offcpu_lost {
-	unsigned long long stacks;	/* stack traces the stack map had no room for */
-	unsigned long long starts;	/* periods with no room to note their start */
-	unsigned long long ends;	/* periods whose end the kernel never reported */
-	unsigned long long keys;	/* periods beyond the totals map's @max_keys */
-	unsigned int max_keys;
-	const char *key_name;		/* what a totals key is: "stacks", "stack pairs" */
-};
+struct stacks;
+struct bpf_map;
 
-/* Warns at exit of each kind of loss in @lost; @periods names what was timed. */
-void offcpu__warn_lost(const struct offcpu_lost *lost, const char *periods);
+/*
+ * Warns at exit of what a run could not count: the BPF side's @lost, the
+ * stack traces @stacks had no room for, periods beyond the @totals map.
+ * @periods names what was timed, @keys what a totals entry is.
+ */
+void offcpu__warn_lost(const struct offcpu_losses *lost, const struct stacks *stacks,
+		       const struct bpf_map *totals, const char *periods, const char *keys);
 
 struct syms;
 struct ring_buffer;

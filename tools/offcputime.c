@@ -124,14 +124,7 @@ int main(int argc, char **argv)
 	err = run__loop(&run);
 	if (err)
 		pr_err("cannot read the maps: %s", strerror(-err));
-	offcpu__warn_lost(&(struct offcpu_lost){
-				  .stacks = stacks__missed(o.report.stacks),
-				  .starts = o.obj->bss->lost_starts,
-				  .ends = o.obj->bss->lost_ends,
-				  .keys = o.obj->bss->lost_keys,
-				  .max_keys = bpf_map__max_entries(o.obj->maps.totals),
-				  .key_name = "stacks",
-			  }, "off-CPU periods");
+	offcpu__warn_lost(&o.obj->bss->lost, o.report.stacks, o.obj->maps.totals, "off-CPU periods", "stacks");
 out:
 	ring_buffer__free(o.pids);
 	stacks__free(o.report.stacks);

@@ -256,14 +256,7 @@ int main(int argc, char **argv)
 	err = run__loop(&run);
 	if (err)
 		pr_err("cannot read the maps: %s", strerror(-err));
-	offcpu__warn_lost(&(struct offcpu_lost){
-				  .stacks = stacks__missed(o.stacks),
-				  .starts = o.obj->bss->lost_starts,
-				  .ends = o.obj->bss->lost_ends,
-				  .keys = o.obj->bss->lost_keys,
-				  .max_keys = bpf_map__max_entries(o.obj->maps.totals),
-				  .key_name = "stack pairs",
-			  }, "blocked periods");
+	offcpu__warn_lost(&o.obj->bss->lost, o.stacks, o.obj->maps.totals, "blocked periods", "stack pairs");
 out:
 	ring_buffer__free(o.pids);
 	stacks__free(o.stacks);
