@@ -22,34 +22,46 @@ vm_wait() {
 	return 1
 }
 
+# vm_attach OUT ERR TOOL [ARGS...]: starts $BIN/TOOL ARGS in the background
+# (vm_tpid), output to OUT and ERR, and returns once it says "Tracing" (on
+# either stream) and a second has passed: a 6.1 guest missed what came just
+# after attaching (README, Known issues). If it never says so, returns 1
+# with vm_rc its exit status (99 if it exited 0 without tracing).
+vm_attach() {
+	_out=$1 _err=$2 _tool=$3
+	shift 3
+	"$BIN/$_tool" "$@" > "$_out" 2> "$_err" &
+	vm_tpid=$!
+	if ! vm_wait "$_out $_err" Tracing $vm_tpid; then
+		kill $vm_tpid 2> /dev/null
+		wait $vm_tpid
+		vm_rc=$?
+		[ $vm_rc != 0 ] || vm_rc=99
+		return 1
+	fi
+	sleep 1
+}
+
 # vm_trace NAME WORKLOAD TOOL [ARGS...]: starts WORKLOAD (plain words; it
-# prints "pid PID" and waits for SIGUSR1), then $BIN/TOOL -p PID ARGS. Once
-# the tool says "Tracing" (on either stream) and a second has passed (a
-# 6.1 guest missed what came just after attaching: README, Known issues),
-# releases the workload, waits for it, and stops the tool with SIGINT. Output in
-# $SCRATCH/NAME.work, NAME.out and NAME.err; sets vm_rc, the tool's exit
-# status (99 if it exited 0 without tracing).
+# prints "pid PID" and waits for SIGUSR1), then TOOL -p PID ARGS with
+# vm_attach; releases the workload, waits for it, and stops the tool with
+# SIGINT. Output in $SCRATCH/NAME.work, NAME.out and NAME.err; sets vm_rc,
+# the tool's exit status.
 vm_trace() {
 	_name=$1 _work=$2 _tool=$3
 	shift 3
 	$_work > "$SCRATCH/$_name.work" &
 	_wpid=$!
 	vm_wait "$SCRATCH/$_name.work" '^pid ' $_wpid
-	"$BIN/$_tool" -p $_wpid "$@" > "$SCRATCH/$_name.out" 2> "$SCRATCH/$_name.err" &
-	_tpid=$!
-	if ! vm_wait "$SCRATCH/$_name.out $SCRATCH/$_name.err" Tracing $_tpid; then
-		kill $_wpid $_tpid 2> /dev/null
-		wait $_tpid
-		vm_rc=$?
-		[ $vm_rc != 0 ] || vm_rc=99
+	if ! vm_attach "$SCRATCH/$_name.out" "$SCRATCH/$_name.err" $_tool -p $_wpid "$@"; then
+		kill $_wpid 2> /dev/null
 		wait $_wpid 2> /dev/null
 		return
 	fi
-	sleep 1
 	kill -USR1 $_wpid
 	wait $_wpid
-	kill -INT $_tpid
-	wait $_tpid
+	kill -INT $vm_tpid
+	wait $vm_tpid
 	vm_rc=$?
 }
 

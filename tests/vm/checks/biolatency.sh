@@ -16,19 +16,15 @@ bl_err=$SCRATCH/biolatency.err
 bl_check() {
 	name=$1
 	shift
-	"$BIN/biolatency" -v -F -d "$bl_name" "$@" > "$bl_out" 2> "$bl_err" &
-	bpid=$!
-	if ! vm_wait "$bl_out" Tracing $bpid; then
-		wait $bpid
-		result biolatency "$name" fail "rc=$? $(tail -n 2 "$bl_err")"
+	if ! vm_attach "$bl_out" "$bl_err" biolatency -v -F -d "$bl_name" "$@"; then
+		result biolatency "$name" fail "rc=$vm_rc $(tail -n 2 "$bl_err")"
 		return
 	fi
-	sleep 1	# as vm_trace: README, Known issues
 	"$WL/dio" "$bl_dev" write 20 4096 > /dev/null
 	"$WL/dio" "$bl_dev" read 30 4096 > /dev/null
 	sleep 0.3
-	kill -INT $bpid
-	wait $bpid
+	kill -INT $vm_tpid
+	wait $vm_tpid
 	rc=$?
 	got=$(awk '/^flags = / { f = $3 }
 		/ -> .* : [0-9]+ +\|/ { if (f ~ /Read$/) r += $5; else if (f ~ /Write$/) w += $5; else o += $5 }

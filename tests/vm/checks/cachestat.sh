@@ -17,18 +17,21 @@ cs_pages=16384
 # cs_measure METHOD: runs cat on the file under cachestat -P and prints the
 # reader's "HITS MISSES".
 cs_measure() {
-	"$BIN/cachestat" --method "$1" -P --top 0 600 > "$cs_out" 2> "$cs_err" &
-	cpid=$!
-	vm_wait "$cs_out" Tracing $cpid	# attaching kprobes under emulation takes seconds
-	sleep 1	# README, Known issues: a 6.1 guest missed events just after attaching
+	# vm_wait allows 20 s: attaching kprobes under emulation takes seconds.
+	if ! vm_attach "$cs_out" "$cs_err" cachestat --method "$1" -P --top 0 600; then
+		echo "cachestat exited $vm_rc before tracing" > "$cs_out.last"
+		cp "$cs_err" "$cs_err.last"
+		echo 0 0
+		return
+	fi
 	# read(2), not busybox cat's sendfile(2): since 6.5 a splice read goes
 	# through filemap_splice_read(), which only the tracepoints see.
 	dd if="$cs_data" of=/dev/null bs=131072 2> /dev/null &
 	rpid=$!
 	wait $rpid
 	sleep 0.2
-	kill -INT $cpid
-	wait $cpid
+	kill -INT $vm_tpid
+	wait $vm_tpid
 	awk -v p=$rpid '$1 == p { h += $(NF-3); m += $(NF-2) } END { print h + 0, m + 0 }' "$cs_out"
 	{ echo "reader pid $rpid:"; cat "$cs_out"; } > "$cs_out.last"
 	cp "$cs_err" "$cs_err.last"

@@ -23,18 +23,14 @@ done
 rd_check() {
 	method=$1 dir=$2 bufsz=$3 scans=$4
 	shift 4
-	"$BIN/readdirlat" -v -S -c lsdir "$@" > "$rd_out" 2> "$rd_err" &
-	rpid=$!
-	if ! vm_wait "$rd_out" Tracing $rpid; then
-		wait $rpid
-		result readdirlat "$method" fail "rc=$? $(tail -n 2 "$rd_err")"
+	if ! vm_attach "$rd_out" "$rd_err" readdirlat -v -S -c lsdir "$@"; then
+		result readdirlat "$method" fail "rc=$vm_rc $(tail -n 2 "$rd_err")"
 		return
 	fi
-	sleep 1	# as vm_trace: README, Known issues
 	set -- $("$WL/lsdir" "$dir" "$bufsz" "$scans")
 	pid=$2 calls=$4 entries=$6 bytes=$8
-	kill -INT $rpid
-	wait $rpid
+	kill -INT $vm_tpid
+	wait $vm_tpid
 	rc=$?
 	# COMM PID DIR CALLS SCANS CALLS/SCAN BUFSZ BYTES ENTRIES AVG MAX
 	row=$(awk -v p="$pid" '$2 == p { print $3, $4, $5, $7, $8, $9 }' "$rd_out")
