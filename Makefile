@@ -24,13 +24,16 @@ CFLAGS    += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 	-I common -I bpf -I $(OUTPUT)/skel
 BPF_CFLAGS := -g -O2 -Wall -Wno-unused-function -target bpf -D__TARGET_ARCH_$(ARCH) \
 	-I vmlinux -I bpf -I /usr/include/$(shell uname -m)-linux-gnu
-LDLIBS    := -lbpf -ldw -lelf -lz
+LDLIBS    := -lbpf -lelf -lz -llzma
 
 ifeq ($(STATIC),1)
 LDFLAGS   += -static
-LDLIBS    += -llzma -lbz2 -lpthread
+LDLIBS    += -lpthread
+CFLAGS    += -DBPFSCOPE_STATIC
 DEPS_GROUPS := build static
 else
+# libdebuginfod is loaded at run time, for --debuginfod only.
+LDLIBS    += -ldl
 DEPS_GROUPS := build
 endif
 

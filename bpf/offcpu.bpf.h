@@ -39,11 +39,11 @@ static __always_inline bool offcpu_wanted(struct task_struct *t, bool btf)
 	return true;
 }
 
-/* The current task's stacks, as the filter asks; -EFAULT stands for "not taken". */
-static __always_inline void offcpu_stacks(void *ctx, __s32 *user, __s32 *kernel)
+/* The current task's stacks, as the filter asks. */
+static __always_inline void offcpu_stacks(void *ctx, __u64 *user, __u64 *kernel)
 {
-	*user = filter.user_stacks ? bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK) : -14;
-	*kernel = filter.kernel_stacks ? bpf_get_stackid(ctx, &stacks, 0) : -14;
+	*user = filter.user_stacks ? stack_take(ctx, BPF_F_USER_STACK) : STACK_NONE;
+	*kernel = filter.kernel_stacks ? stack_take(ctx, 0) : STACK_NONE;
 }
 
 static __always_inline bool offcpu_in_range(__u64 delta_us)

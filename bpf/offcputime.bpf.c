@@ -65,9 +65,9 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 			if (s->ts)
 				__sync_fetch_and_add(&lost.ends, 1);
 			s->ts = now;
-			s->key.pid = TASK_FIELD(btf, prev, pid);
-			s->key.tgid = TASK_FIELD(btf, prev, tgid);
-			offcpu_stacks(ctx, &s->key.user_stack_id, &s->key.kernel_stack_id);
+			s->key.tid = TASK_FIELD(btf, prev, pid);
+			proc_key_of(prev, &s->key.proc);
+			offcpu_stacks(ctx, &s->key.user_stack, &s->key.kernel_stack);
 			bpf_get_current_comm(s->key.comm, sizeof(s->key.comm));
 		} else {
 			__sync_fetch_and_add(&lost.starts, 1);
@@ -87,7 +87,7 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 	}
 	if (!offcpu_in_range(delta))
 		return 0;
-	if (!stack_count_add(&totals, &key, delta, key.tgid, 0))
+	if (!stack_count_add(&totals, &key, delta, &key.proc, NULL))
 		__sync_fetch_and_add(&lost.keys, 1);
 	return 0;
 }

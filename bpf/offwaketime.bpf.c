@@ -8,9 +8,15 @@
 #include "offcpu.bpf.h"
 #include "offwaketime.h"
 
-/* Per blocked thread: when it left the CPU, its stacks, and who woke it. */
+/*
+ * Per thread: when it left the CPU and its stacks then (written as it
+ * blocks), and who woke it (written by the wakeup, in the waker's context).
+ * The two halves of the key are never written by both: a wakeup can run on
+ * another CPU while the thread is still on its way off this one.
+ */
 struct blocked {
-	__u64 ts;
+	__u64 ts;		/* when it left the CPU; 0 while it runs */
+	__u64 woken;		/* a waker is recorded since it last ran */
 	struct offwake_key key;
 };
 
@@ -58,22 +64,26 @@ static __always_inline struct blocked *blocked_of(struct task_struct *t, bool bt
  */
 static __always_inline int on_waking(void *ctx, struct task_struct *p, bool btf)
 {
-	__u64 id = bpf_get_current_pid_tgid();
 	struct blocked *b = blocked_of(p, btf, false);
 
-	if (!b || !b->ts)
-		return 0;	/* not a thread we saw block */
-	b->key.waker_pid = (__u32)id;
-	b->key.waker_tgid = id >> 32;
+	/*
+	 * A thread we have seen leave a CPU. Maybe not yet this time: the
+	 * wakeup can come before its switch is traced, and still ends the wait.
+	 */
+	if (!b)
+		return 0;
+	b->key.waker_tid = (__u32)bpf_get_current_pid_tgid();
+	proc_key_of((struct task_struct *)bpf_get_current_task(), &b->key.waker_proc);
 	offcpu_stacks(ctx, &b->key.waker_user_stack, &b->key.waker_kernel_stack);
 	bpf_get_current_comm(b->key.waker, sizeof(b->key.waker));
+	b->woken = 1;
 	return 0;
 }
 
 static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 				     struct task_struct *next, bool btf)
 {
-	__u64 now = bpf_ktime_get_ns(), delta;
+	__u64 now = bpf_ktime_get_ns(), delta, woken;
 	struct offwake_key key;
 	struct blocked *b;
 
@@ -83,14 +93,17 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 		if (b) {
 			if (b->ts)
 				__sync_fetch_and_add(&lost.ends, 1);
-			__builtin_memset(&b->key, 0, sizeof(b->key));
 			b->ts = now;
-			b->key.target_pid = TASK_FIELD(btf, prev, pid);
-			b->key.target_tgid = TASK_FIELD(btf, prev, tgid);
+			b->key.target_tid = TASK_FIELD(btf, prev, pid);
+			proc_key_of(prev, &b->key.target_proc);
 			offcpu_stacks(ctx, &b->key.target_user_stack, &b->key.target_kernel_stack);
 			bpf_get_current_comm(b->key.target, sizeof(b->key.target));
-			/* Not woken (yet): preempted threads are put back without a waker. */
-			b->key.waker_user_stack = b->key.waker_kernel_stack = -14;
+			/*
+			 * Preempted, not blocked: it is put back without a waker,
+			 * and a wakeup it took without sleeping is not this one's.
+			 */
+			if (task_state(prev, btf) == TASK_RUNNING)
+				b->woken = 0;
 		} else {
 			__sync_fetch_and_add(&lost.starts, 1);
 		}
@@ -100,16 +113,18 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 	if (!b || !b->ts)
 		return 0;
 	delta = (now - b->ts) / 1000;
+	woken = b->woken;
 	b->ts = 0;
+	b->woken = 0;
 	key = b->key;
 	if (!btf) {
 		__u32 tid = TASK_FIELD(btf, next, pid);
 
 		bpf_map_delete_elem(&blocked_tid, &tid);
 	}
-	if (!key.waker_pid || !offcpu_in_range(delta))
+	if (!woken || !offcpu_in_range(delta))
 		return 0;
-	if (!stack_count_add(&totals, &key, delta, key.target_tgid, key.waker_tgid))
+	if (!stack_count_add(&totals, &key, delta, &key.target_proc, &key.waker_proc))
 		__sync_fetch_and_add(&lost.keys, 1);
 	return 0;
 }

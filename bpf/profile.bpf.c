@@ -20,13 +20,12 @@ const volatile int cgroup_level;
 
 /* Data lost in the kernel; user space reports it at exit. */
 __u64 lost_samples;		/* the counts map was full */
-__u64 lost_user_stacks;		/* bpf_get_stackid() failed: map full or hash collision */
+__u64 lost_user_stacks;		/* the stacks map was full */
 __u64 lost_kernel_stacks;
 
-/* -EFAULT means there was no stack to take (a kernel thread's user stack): no loss. */
-static __always_inline void count_lost(__s32 id, __u64 *counter)
+static __always_inline void count_lost(__u64 stack, __u64 *counter)
 {
-	if (id < 0 && id != -14 /* EFAULT */)
+	if (stack == STACK_LOST)
 		__sync_fetch_and_add(counter, 1);
 }
 
@@ -40,30 +39,32 @@ struct {
 SEC("perf_event")
 int profile_sample(struct bpf_perf_event_data *ctx)
 {
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u64 id = bpf_get_current_pid_tgid();
-	struct stack_key key = { .pid = (__u32)id, .tgid = id >> 32 };
+	struct stack_key key = { .tid = (__u32)id, .proc.tgid = id >> 32 };
 
 	/* The idle task (pid 0 on every CPU) only with -I, and never mixed with a process. */
-	if (!key.pid && !include_idle)
+	if (!key.tid && !include_idle)
 		return 0;
-	if (target_tgid && key.tgid != target_tgid)
+	if (target_tgid && key.proc.tgid != target_tgid)
 		return 0;
-	if (target_tid && key.pid != target_tid)
+	if (target_tid && key.tid != target_tid)
 		return 0;
-	if (filter_cgroup &&
-	    !task_in_cgroup((struct task_struct *)bpf_get_current_task(), cgroup_id, cgroup_level))
+	if (filter_cgroup && !task_in_cgroup(task, cgroup_id, cgroup_level))
 		return 0;
-	key.user_stack_id = user_stacks ? bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK) : -14;
+	if (key.tid)
+		proc_key_of(task, &key.proc);
+	key.user_stack = user_stacks ? stack_take(ctx, BPF_F_USER_STACK) : STACK_NONE;
 	/*
 	 * On a perf event the kernel stack is the sample's own callchain, which
 	 * starts at the interrupted instruction: nothing to add (bcc's Python
 	 * profile adds the IP again and so shows the leaf frame twice).
 	 */
-	key.kernel_stack_id = kernel_stacks ? bpf_get_stackid(ctx, &stacks, 0) : -14;
-	count_lost(key.user_stack_id, &lost_user_stacks);
-	count_lost(key.kernel_stack_id, &lost_kernel_stacks);
+	key.kernel_stack = kernel_stacks ? stack_take(ctx, 0) : STACK_NONE;
+	count_lost(key.user_stack, &lost_user_stacks);
+	count_lost(key.kernel_stack, &lost_kernel_stacks);
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	if (!stack_count_add(&counts, &key, 1, key.tgid, 0))
+	if (!stack_count_add(&counts, &key, 1, &key.proc, NULL))
 		__sync_fetch_and_add(&lost_samples, 1);
 	return 0;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* The key of a stack count, shared by profile and offcputime and their user side. */
+/* The keys stack tools count by, shared by their BPF programs and user space. */
 #ifndef BPFSCOPE_STACK_KEY_H
 #define BPFSCOPE_STACK_KEY_H
 
@@ -7,11 +7,33 @@
 #define TASK_COMM_LEN 16
 #endif
 
+#define STACK_MAX_DEPTH 127	/* the kernel's PERF_MAX_STACK_DEPTH */
+
+/* What a stack field holds when it is not a key of the stacks map. */
+#define STACK_NONE 0	/* not taken (-U, -K), or none to take (a kernel thread's user stack) */
+#define STACK_LOST 1	/* taken, but the stacks map was full */
+
+/* A stack, leaf first, ended by a 0 when shorter than STACK_MAX_DEPTH. */
+struct stack_trace {
+	__u64 ips[STACK_MAX_DEPTH];
+};
+
+/*
+ * A process as its symbols need it: a pid is reused, and an exec replaces
+ * the code behind the same pid. The three together name one program image.
+ */
+struct proc_key {
+	__u32 tgid;
+	__u32 exec_id;		/* the execs it has made (self_exec_id, low bits) */
+	__u64 start_ns;		/* since boot: /proc/PID/stat's starttime, in ns */
+};
+
 struct stack_key {
-	__u32 pid;		/* thread */
-	__u32 tgid;		/* process */
-	__s32 user_stack_id;	/* negative: none (-EFAULT) or lost */
-	__s32 kernel_stack_id;
+	struct proc_key proc;
+	__u32 tid;
+	__u32 pad;
+	__u64 user_stack;	/* a key of the stacks map, or STACK_NONE / STACK_LOST */
+	__u64 kernel_stack;
 	char comm[TASK_COMM_LEN];
 };
 

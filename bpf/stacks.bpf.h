@@ -1,36 +1,124 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* BPF side of every stack tool: the stack map, and new processes announced to user space. */
+/* BPF side of every stack tool: stacks stored by hash, processes named, new ones announced. */
 #ifndef BPFSCOPE_STACKS_BPF_H
 #define BPFSCOPE_STACKS_BPF_H
 
+#include "stack_key.h"
+
+/*
+ * Random, from user space: an unprivileged user who cannot know it cannot
+ * aim a forged stack's hash at another's.
+ */
+const volatile __u64 stack_seed;
+
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, 127 * sizeof(__u64));
-	__uint(max_entries, 1024);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stack_trace);
+} stack_scratch SEC(".maps");
+
+/*
+ * Stacks by a 64-bit hash of their frames. Not a stack trace map: with
+ * that, two stacks in one hash bucket lose the second (about one in eight
+ * of 4,096 distinct stacks in 16,384 buckets), and no other unwinder can
+ * store what it found there.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct stack_trace);
 } stacks SEC(".maps");
 
 /*
- * Processes seen for the first time, so user space reads their maps while
- * they live: one that exits before the report would otherwise be
- * [unknown].
+ * Processes seen for the first time (a struct proc_key each), so user space
+ * reads their maps while they live: one that exits before the report would
+ * otherwise be [unknown].
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 64 * 1024);
 } new_pids SEC(".maps");
 
-/* Adds @delta to @key's total in @totals; a new entry announces @tgid (and @other_tgid). */
+/* Stores @t's first @depth frames; its key, or STACK_LOST when the map is full. */
+static __always_inline __u64 stack_put(struct stack_trace *t, __u32 depth)
+{
+	__u64 h = stack_seed ^ depth;
+	long err;
+
+	for (__u32 i = 0; i < STACK_MAX_DEPTH; i++) {
+		if (i >= depth)
+			break;
+		h = (h ^ t->ips[i]) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 32;
+	}
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 32;
+	if (h <= STACK_LOST)
+		h += 2;
+	/* Tested on the register used for the store: clang may test another copy. */
+	barrier_var(depth);
+	if (depth < STACK_MAX_DEPTH)
+		t->ips[depth] = 0;
+	if (bpf_map_lookup_elem(&stacks, &h))
+		return h;
+	err = bpf_map_update_elem(&stacks, &h, t, BPF_NOEXIST);
+	return err && err != -17 /* EEXIST: another CPU stored it */ ? STACK_LOST : h;
+}
+
+/*
+ * The current stack (user space with BPF_F_USER_STACK, else the kernel's),
+ * stored: its key, STACK_NONE when there is none (a kernel thread's user
+ * stack), or STACK_LOST.
+ */
+static __always_inline __u64 stack_take(void *ctx, __u64 flags)
+{
+	struct stack_trace *t;
+	__u32 zero = 0;
+	long n;
+
+	t = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!t)
+		return STACK_LOST;
+	n = bpf_get_stack(ctx, t->ips, sizeof(t->ips), flags);
+	if (n <= 0)
+		return n == 0 || n == -14 /* EFAULT */ ? STACK_NONE : STACK_LOST;
+	return stack_put(t, (__u32)n / sizeof(__u64));
+}
+
+/* task_struct::start_boottime was real_start_time before 5.5. */
+struct task_struct___pre_5_5 {
+	__u64 real_start_time;
+} __attribute__((preserve_access_index));
+
+/* Which process @t belongs to, as struct proc_key names it. */
+static __always_inline void proc_key_of(struct task_struct *t, struct proc_key *k)
+{
+	struct task_struct *leader = BPF_CORE_READ(t, group_leader);
+
+	k->tgid = BPF_CORE_READ(t, tgid);
+	/* The leader's: an exec makes its thread the leader, with a new count. */
+	k->exec_id = BPF_CORE_READ(leader, self_exec_id);
+	if (bpf_core_field_exists(leader->start_boottime))
+		k->start_ns = BPF_CORE_READ(leader, start_boottime);
+	else
+		k->start_ns = BPF_CORE_READ((struct task_struct___pre_5_5 *)leader, real_start_time);
+}
+
+/* Adds @delta to @key's total in @totals; a new entry announces @proc (and @other). */
 static __always_inline bool stack_count_add(void *totals, const void *key, __u64 delta,
-					    __u32 tgid, __u32 other_tgid)
+					    const struct proc_key *proc,
+					    const struct proc_key *other)
 {
 	__u64 zero = 0, *total = bpf_map_lookup_elem(totals, key);
 
 	if (!total) {
 		if (bpf_map_update_elem(totals, key, &zero, BPF_NOEXIST) == 0) {
-			bpf_ringbuf_output(&new_pids, &tgid, sizeof(tgid), 0);
-			if (other_tgid && other_tgid != tgid)
-				bpf_ringbuf_output(&new_pids, &other_tgid, sizeof(other_tgid), 0);
+			bpf_ringbuf_output(&new_pids, (void *)proc, sizeof(*proc), 0);
+			if (other && other->tgid && other->tgid != proc->tgid)
+				bpf_ringbuf_output(&new_pids, (void *)other, sizeof(*other), 0);
 		}
 		total = bpf_map_lookup_elem(totals, key);
 		if (!total)

@@ -165,5 +165,5 @@ int cli__parse(struct cli *c, int argc, char **argv)
 
 	/* Every tool parses first: from here on Ctrl-C ends it with a report. */
 	run__catch_signals();
-	return argp_parse(&argp, argc, argv, 0, NULL, NULL);
+	return argp_parse(&argp, argc, argv, 0, NULL, c);
 }

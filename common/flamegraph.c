@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The flame graph: merge stacks into a tree, lay it out, write SVG with zoom and search. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,23 +20,75 @@ struct node {
 	const char *name;
 	enum frame_kind kind;
 	uint64_t value;
+	struct node *parent;
 	struct node *child, *next;	/* first child, next sibling */
 };
 
-static struct node *child_of(struct node *parent, const struct frame *f)
+/*
+ * Every node of the tree, hashed by (parent, name, kind): a node with
+ * thousands of children (a system-wide profile's process names, a
+ * dispatcher's callees) must not be searched child by child.
+ */
+struct tree {
+	struct node **slot;
+	size_t cap, n;
+};
+
+static size_t node_hash(const struct node *parent, const char *name, enum frame_kind kind)
+{
+	uint64_t h = (uintptr_t)parent * 0x9e3779b97f4a7c15ULL;
+
+	h ^= (uintptr_t)name * 0xc2b2ae3d27d4eb4fULL;
+	h ^= (uint64_t)kind * 0x165667b19e3779f9ULL;
+	return h ^ (h >> 29);
+}
+
+static bool tree_grow(struct tree *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 4096;
+	struct node **slot = calloc(cap, sizeof(*slot));
+
+	if (!slot)
+		return false;
+	for (size_t i = 0; i < t->cap; i++) {
+		struct node *n = t->slot[i];
+		size_t k;
+
+		if (!n)
+			continue;
+		for (k = node_hash(n->parent, n->name, n->kind) & (cap - 1); slot[k];
+		     k = (k + 1) & (cap - 1))
+			;
+		slot[k] = n;
+	}
+	free(t->slot);
+	t->slot = slot;
+	t->cap = cap;
+	return true;
+}
+
+/* Frame names are interned by the stack set: equal names are equal pointers. */
+static struct node *child_of(struct tree *t, struct node *parent, const struct frame *f)
 {
 	struct node *c;
+	size_t k;
 
-	for (c = parent->child; c; c = c->next)
-		if (c->name == f->name && c->kind == f->kind)
+	if ((t->n + 1) * 2 > t->cap && !tree_grow(t))
+		return NULL;
+	for (k = node_hash(parent, f->name, f->kind) & (t->cap - 1); (c = t->slot[k]);
+	     k = (k + 1) & (t->cap - 1))
+		if (c->parent == parent && c->name == f->name && c->kind == f->kind)
 			return c;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
 	c->name = f->name;
 	c->kind = f->kind;
+	c->parent = parent;
 	c->next = parent->child;
 	parent->child = c;
+	t->slot[k] = c;
+	t->n++;
 	return c;
 }
 
@@ -235,13 +288,12 @@ static const char script[] =
 "init();\n"
 "]]></script>\n";
 
-int flamegraph__write(const struct stackset *set, const char *path,
-		      const struct flamegraph_opts *o)
+int flamegraph__write(const struct stackset *set, FILE *f, const struct flamegraph_opts *o)
 {
 	struct node root = { .name = "all", .kind = FRAME_UNKNOWN };
-	int depth, height, err = 0;
+	struct tree tree = {};
+	int depth, height;
 	double scale;
-	FILE *f;
 
 	root.value = stackset__total(set);
 	for (size_t i = 0; i < stackset__len(set); i++) {
@@ -249,26 +301,22 @@ int flamegraph__write(const struct stackset *set, const char *path,
 		struct node *n = &root;
 
 		for (size_t k = 0; k < st->n && n; k++) {
-			n = child_of(n, &st->frames[k]);
+			n = child_of(&tree, n, &st->frames[k]);
 			if (n)
 				n->value += st->value;
 		}
 		if (!n) {
 			free_tree(root.child);
+			free(tree.slot);
 			return -ENOMEM;
 		}
 	}
+	free(tree.slot);
 	sort_children(&root);
 	depth = depth_of(&root);
 	height = PAD_TOP + PAD_BOTTOM + depth * FRAME_H;
 	scale = root.value ? (double)(WIDTH - 2 * PAD_SIDE) / root.value : 0;
 
-	f = fopen(path, "w");
-	if (!f) {
-		err = -errno;
-		free_tree(root.child);
-		return err;
-	}
 	fprintf(f, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
 		"xmlns=\"http://www.w3.org/2000/svg\">\n", WIDTH, height, WIDTH, height);
@@ -289,8 +337,6 @@ int flamegraph__write(const struct stackset *set, const char *path,
 	emit(f, &root, PAD_SIDE, 0, height, scale, root.value, o && o->unit ? o->unit : "samples");
 	fprintf(f, script, WIDTH - 2 * PAD_SIDE, PAD_SIDE, 0, PAD_SIDE);
 	fputs("</svg>\n", f);
-	if (fclose(f))
-		err = -errno;
 	free_tree(root.child);
-	return err;
+	return ferror(f) ? -EIO : 0;
 }

@@ -3,6 +3,8 @@
 #ifndef BPFSCOPE_FLAMEGRAPH_H
 #define BPFSCOPE_FLAMEGRAPH_H
 
+#include <stdio.h>
+
 struct stackset;
 
 struct flamegraph_opts {
@@ -11,8 +13,7 @@ struct flamegraph_opts {
 	const char *unit;	/* "samples", "us" */
 };
 
-/* 0, or negative errno. */
-int flamegraph__write(const struct stackset *set, const char *path,
-		      const struct flamegraph_opts *opts);
+/* Writes the SVG to @f; 0, or negative errno. */
+int flamegraph__write(const struct stackset *set, FILE *f, const struct flamegraph_opts *opts);
 
 #endif

@@ -3,12 +3,34 @@
 #include <inttypes.h>
 #include <math.h>
 
+#include "escape.h"
 #include "json.h"
 
+/*
+ * JSON strings must be UTF-8: a byte that is not (a Latin-1 process name,
+ * a corrupt symbol) is written as the text "\\xHH", as the text outputs
+ * show it, so the line stays valid and the byte stays visible.
+ */
 void json__print_string(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t len = escape__utf8_len(p);
+
+		if (!len) {
+			fprintf(f, "\\\\x%02x", *p++);
+			continue;
+		}
+		if (len == 2 && p[0] == 0xc2 && p[1] < 0xa0) {
+			fprintf(f, "\\u%04x", p[1]);	/* C1 controls */
+			p += 2;
+			continue;
+		}
+		if (len > 1) {
+			fwrite(p, 1, len, f);
+			p += len;
+			continue;
+		}
 		switch (*p) {
 		case '"':  fputs("\\\"", f); break;
 		case '\\': fputs("\\\\", f); break;
@@ -21,6 +43,7 @@ void json__print_string(FILE *f, const char *s)
 			else
 				fputc(*p, f);
 		}
+		p++;
 	}
 	fputc('"', f);
 }

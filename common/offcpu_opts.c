@@ -11,11 +11,12 @@
 #include "offcpu_opts.h"
 #include "proc.h"
 #include "run.h"
+#include "stackreport.h"
 #include "stacks.h"
 #include "syms.h"
 #include "tool.h"
 
-enum { KEY_STACK_STORAGE = CLI_KEY_TOOL + 0x100, KEY_STATE, KEY_SVG, KEY_PPROF };
+enum { KEY_STACK_STORAGE = CLI_KEY_TOOL + 0x100, KEY_STATE, KEY_SVG, KEY_PPROF, KEY_DEBUGINFOD };
 
 struct offcpu_opts offcpu = { .stack_storage = 16384, .min_us = 1, .max_us = ULLONG_MAX };
 
@@ -37,6 +38,9 @@ const struct argp_option offcpu_options[] = {
 	  "interruptible sleep, 2: uninterruptible)" },
 	{ "svg", KEY_SVG, "FILE", 0, "Also write an interactive flame graph to FILE" },
 	{ "pprof", KEY_PPROF, "FILE", 0, "Also write a gzipped pprof profile to FILE" },
+	{ "debuginfod", KEY_DEBUGINFOD, "SECONDS", OPTION_ARG_OPTIONAL,
+	  "Fetch missing debug files from $DEBUGINFOD_URLS, for at most SECONDS in all "
+	  "(default 30)" },
 	{},
 };
 
@@ -66,7 +70,13 @@ error_t offcpu__parse(int key, char *arg, struct argp_state *state)
 		break;
 	case KEY_SVG: offcpu.svg = arg; break;
 	case KEY_PPROF: offcpu.pprof = arg; break;
+	case KEY_DEBUGINFOD:
+		offcpu.debuginfod = arg ? cli__parse_ulong(state, "debuginfod time", arg, 1, 3600)
+				  : 30;
+		break;
 	case ARGP_KEY_END:
+		stackreport__check_args(state, offcpu.svg, offcpu.pprof,
+					offcpu.folded || ((struct cli *)state->input)->json);
 		if (offcpu.user_threads && offcpu.kernel_threads)
 			argp_error(state, "-u and -k exclude each other");
 		if (offcpu.user_only && offcpu.kernel_only)
@@ -102,11 +112,16 @@ int offcpu__check_target(void)
 {
 	pid_t id = offcpu.pid ? offcpu.pid : offcpu.tid;
 
-	if (id && proc__pid_exists(id)) {
+	if (id && !proc__exists(id)) {
 		pr_err("%s %d: no such process", offcpu.pid ? "pid" : "tid", id);
 		return -1;
 	}
 	return 0;
+}
+
+int offcpu__check_files(void)
+{
+	return stackreport__check_files(offcpu.svg, offcpu.pprof);
 }
 
 void offcpu__banner(const struct cli *cli, const char *what)
@@ -152,8 +167,12 @@ void offcpu__warn_lost(const struct offcpu_losses *lost, const struct stacks *st
 
 static int on_new_pid(void *ctx, void *data, size_t size)
 {
-	if (size >= sizeof(__u32))
-		syms__track_pid(ctx, *(__u32 *)data);
+	struct proc_key k;
+
+	if (size >= sizeof(k)) {
+		memcpy(&k, data, sizeof(k));
+		syms__track(ctx, &k);
+	}
 	return 0;
 }
 

@@ -21,6 +21,7 @@ struct offcpu_opts {
 	long state;
 	bool state_set;
 	const char *svg, *pprof;	/* --svg FILE, --pprof FILE */
+	unsigned int debuginfod;	/* --debuginfod: seconds it may take; 0: off */
 };
 
 extern struct offcpu_opts offcpu;
@@ -34,6 +35,9 @@ struct offcpu_filter offcpu__filter(void);
 
 /* 0, or a printed error when -p/-t names no process. */
 int offcpu__check_target(void);
+
+/* 0, or a printed error when --svg or --pprof cannot be written. */
+int offcpu__check_files(void);
 
 /*
  * bcc's "Tracing off-CPU time (us) of all threads by user + kernel stack

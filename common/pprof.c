@@ -6,6 +6,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "escape.h"
 #include "pprof.h"
 #include "stackset.h"
 
@@ -68,6 +69,30 @@ static void pb_message(struct pb *b, int field, const struct pb *m)
 	pb_varint(b, m->len);
 	pb_bytes(b, m->p, m->len);
 	b->oom |= m->oom;
+}
+
+/*
+ * A string of the table. profile.proto's strings are UTF-8: control
+ * characters and other bytes are spelled "\xHH", as the text outputs do.
+ */
+static void pb_string(struct pb *b, int field, const char *s)
+{
+	size_t len = strlen(s);
+	char *copy = NULL;
+
+	if (escape__needed(s, ESCAPE_TEXT)) {
+		len = escape__format(NULL, 0, s, ESCAPE_TEXT);
+		copy = malloc(len + 1);
+		if (!copy) {
+			b->oom = true;
+			return;
+		}
+		escape__format(copy, len + 1, s, ESCAPE_TEXT);
+	}
+	pb_key(b, field, 2);
+	pb_varint(b, len);
+	pb_bytes(b, copy ? copy : s, len);
+	free(copy);
 }
 
 static uint64_t hash_str(const char *s)
@@ -208,20 +233,35 @@ static void value_type(struct pb *b, int field, struct strtab *t, const char *ty
 	free(m.p);
 }
 
-static int gzip_to(const char *path, const struct pb *b)
+/* gzip's framing (deflate with window bits 16 + 15) around @b, written to @f. */
+static int gzip_to(FILE *f, const struct pb *b)
 {
-	gzFile gz = gzopen(path, "wb9");
-	int ok;
+	z_stream z = {};
+	uint8_t buf[65536];
+	int ret, err = 0;
 
-	if (!gz)
-		return -errno ? -errno : -EIO;
-	ok = gzwrite(gz, b->p, b->len) == (int)b->len;
-	if (gzclose(gz) != Z_OK)
-		ok = 0;
-	return ok ? 0 : -EIO;
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + 15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	z.next_in = b->p;
+	z.avail_in = b->len;
+	do {
+		z.next_out = buf;
+		z.avail_out = sizeof(buf);
+		ret = deflate(&z, Z_FINISH);
+		if (ret == Z_STREAM_ERROR) {
+			err = -EIO;
+			break;
+		}
+		if (fwrite(buf, 1, sizeof(buf) - z.avail_out, f) != sizeof(buf) - z.avail_out) {
+			err = -EIO;
+			break;
+		}
+	} while (ret != Z_STREAM_END);
+	deflateEnd(&z);
+	return err;
 }
 
-int pprof__write(const struct stackset *set, const char *path, const struct pprof_opts *o)
+int pprof__write(const struct stackset *set, FILE *f, const struct pprof_opts *o)
 {
 	struct strtab t = { .n = 1 };
 	struct nodes ns = {};
@@ -311,12 +351,9 @@ int pprof__write(const struct stackset *set, const char *path, const struct ppro
 		value_type(&out, 11, &t, o->period_type, o->period_unit);
 	pb_uint(&out, 12, o->period);
 	/* The string table last: every index above is now allocated. */
-	for (size_t i = 0; i < t.n; i++) {
-		pb_key(&out, 6, 2);
-		pb_varint(&out, strlen(t.s[i]));
-		pb_bytes(&out, t.s[i], strlen(t.s[i]));
-	}
-	err = out.oom ? -ENOMEM : gzip_to(path, &out);
+	for (size_t i = 0; i < t.n; i++)
+		pb_string(&out, 6, t.s[i]);
+	err = out.oom ? -ENOMEM : gzip_to(f, &out);
 	goto out;
 oom:
 	err = -ENOMEM;

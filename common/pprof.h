@@ -4,6 +4,7 @@
 #define BPFSCOPE_PPROF_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 struct stackset;
 
@@ -19,7 +20,7 @@ struct pprof_opts {
 	int64_t duration_nanos;
 };
 
-/* 0, or negative errno. */
-int pprof__write(const struct stackset *set, const char *path, const struct pprof_opts *opts);
+/* Writes the gzipped profile to @f; 0, or negative errno. */
+int pprof__write(const struct stackset *set, FILE *f, const struct pprof_opts *opts);
 
 #endif

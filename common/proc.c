@@ -7,13 +7,13 @@
 
 #include "proc.h"
 
-int proc__pid_exists(pid_t pid)
+bool proc__exists(pid_t pid)
 {
 	char path[64];
 
 	/* /proc/PID covers thread ids too, which kill(pid, 0) would also accept. */
 	snprintf(path, sizeof(path), "/proc/%d", pid);
-	return access(path, F_OK) == 0 ? 0 : -ESRCH;
+	return access(path, F_OK) == 0;
 }
 
 void proc__comm(pid_t pid, char *buf, size_t size)

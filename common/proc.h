@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* 0 if process (or thread) @pid exists, else -ESRCH. */
-int proc__pid_exists(pid_t pid);
+/* Does process (or thread) @pid exist? */
+bool proc__exists(pid_t pid);
 
 /* Reads /proc/PID/comm into @buf; "[unknown]" if the process is gone. */
 void proc__comm(pid_t pid, char *buf, size_t size);

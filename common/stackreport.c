@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Turning stack counts into bcc's layouts and flame graph and pprof files. */
+#include <argp.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +11,9 @@
 #include <linux/types.h>
 
 #include "cli.h"
+#include "escape.h"
 #include "json.h"
+#include "outfile.h"
 #include "stack_key.h"
 #include "stackreport.h"
 #include "stacks.h"
@@ -16,180 +21,343 @@
 #include "syms.h"
 #include "tool.h"
 
+/* A count read back: the key's bytes follow the value. */
 struct record {
-	struct stack_key key;
-	__u64 value;
+	uint64_t value;
+	unsigned char key[];
 };
 
-static int cmp_record(const void *a, const void *b)
+static size_t key_size(const struct stackreport *r)
 {
-	const struct record *x = a, *y = b;
+	return r->key_size ? r->key_size : sizeof(struct stack_key);
+}
 
-	return (x->value > y->value) - (x->value < y->value);
+/*
+ * "vfs_read_[k]": bcc's -a, so kernel frames stand out in any flame graph
+ * tool. Kernel names are the symbolizer's, fixed for the run: each is
+ * annotated once and kept, keyed by its address.
+ */
+static const char *annotated(struct stackreport *r, const char *name)
+{
+	static struct { const char *name; char *annotated; } *slot;
+	static size_t cap, used;
+	size_t i;
+
+	if (!r->annotate_kernel)
+		return name;
+	if ((used + 1) * 2 > cap) {
+		size_t ncap = cap ? cap * 2 : 4096;
+		__typeof__(slot) t = calloc(ncap, sizeof(*t));
+
+		if (!t)
+			return name;
+		for (size_t k = 0; k < cap; k++) {
+			if (!slot[k].name)
+				continue;
+			for (i = ((uintptr_t)slot[k].name >> 4) & (ncap - 1); t[i].name;
+			     i = (i + 1) & (ncap - 1))
+				;
+			t[i] = slot[k];
+		}
+		free(slot);
+		slot = t;
+		cap = ncap;
+	}
+	for (i = ((uintptr_t)name >> 4) & (cap - 1); slot[i].name; i = (i + 1) & (cap - 1))
+		if (slot[i].name == name)
+			return slot[i].annotated;
+	if (asprintf(&slot[i].annotated, "%s_[k]", name) < 0)
+		return name;
+	slot[i].name = name;
+	used++;
+	return slot[i].annotated;
+}
+
+size_t stackreport__thread(struct stackreport *r, const struct proc_key *proc,
+			   __u64 user_stack, __u64 kernel_stack, struct frame *out)
+{
+	struct frame user[STACKS_MAX_DEPTH];
+	int nk = 0, nu = 0;
+	size_t n;
+
+	if (!r->user_only) {
+		nk = stacks__kernel(r->stacks, kernel_stack, out);
+		for (int i = 0; i < nk; i++)
+			if (out[i].kind == FRAME_KERNEL)
+				out[i].name = annotated(r, out[i].name);
+	}
+	if (!r->kernel_only)
+		nu = stacks__user(r->stacks, proc, user_stack, user);
+	n = nk;
+	if (r->delimit && nk && nu)
+		out[n++] = (struct frame){ .name = "-", .kind = FRAME_SEPARATOR };
+	for (int i = 0; i < nu; i++)
+		out[n++] = user[i];
+	return n;
+}
+
+/* struct stack_key's fold: comm; user; [-]; kernel, root first. */
+static size_t key_fold(struct stackreport *r, const void *k, struct frame *out)
+{
+	const struct stack_key *key = k;
+	static struct frame leaf_first[2 * STACKS_MAX_DEPTH + 1];
+	size_t n = stackreport__thread(r, &key->proc, key->user_stack, key->kernel_stack,
+				       leaf_first);
+
+	out[0] = (struct frame){ .name = key->comm, .kind = FRAME_ROOT };
+	for (size_t i = 0; i < n; i++)
+		out[1 + i] = leaf_first[n - 1 - i];
+	return n + 1;
+}
+
+static void print_frame(const struct frame *f)
+{
+	fputs("    ", stdout);
+	escape__print(stdout, f->name, ESCAPE_TEXT);
+	putchar('\n');
+}
+
+/* bcc's layout: kernel frames, "--" with -d, user frames, then "- comm (pid)" and the count. */
+static void key_print_text(struct stackreport *r, const void *k, uint64_t value)
+{
+	const struct stack_key *key = k;
+	static struct frame f[2 * STACKS_MAX_DEPTH + 1];
+	size_t n = stackreport__thread(r, &key->proc, key->user_stack, key->kernel_stack, f);
+
+	for (size_t i = 0; i < n; i++) {
+		if (f[i].kind == FRAME_SEPARATOR)
+			puts("    --");
+		else
+			print_frame(&f[i]);
+	}
+	printf("    %-16s ", "-");
+	escape__print(stdout, key->comm, ESCAPE_TEXT);
+	printf(" (%u)\n        %llu\n\n", key->tid, (unsigned long long)value);
+}
+
+static void key_json_fields(struct stackreport *r, const void *k, uint64_t value,
+			    struct json *j)
+{
+	const struct stack_key *key = k;
+
+	json__str(j, "comm", key->comm);
+	json__u64(j, "pid", key->tid);
+	json__u64(j, "tgid", key->proc.tgid);
+	json__u64(j, r->json_value ? r->json_value : "value", value);
+}
+
+static void key_track(struct stackreport *r, const void *k)
+{
+	const struct stack_key *key = k;
+
+	if (!r->kernel_only && key->user_stack != STACK_NONE)
+		syms__track(r->syms, &key->proc);
+}
+
+static const struct stackreport_ops key_ops = {
+	.fold = key_fold,
+	.print_text = key_print_text,
+	.json_fields = key_json_fields,
+	.track = key_track,
+};
+
+static const struct stackreport_ops *ops(const struct stackreport *r)
+{
+	return r->ops ? r->ops : &key_ops;
 }
 
 int stackreport__track(struct stackreport *r)
 {
-	struct stack_key key, *prev = NULL;
+	unsigned char key[256], prev[256];
+	size_t ks = key_size(r);
+	bool first = true;
 
-	while (!bpf_map_get_next_key(r->counts_fd, prev, &key)) {
-		if (!r->kernel_only)
-			syms__track_pid(r->syms, key.tgid);
-		prev = &key;
+	if (ks > sizeof(key))
+		return -EINVAL;
+	while (!bpf_map_get_next_key(r->counts_fd, first ? NULL : prev, key)) {
+		ops(r)->track(r, key);
+		memcpy(prev, key, ks);
+		first = false;
 	}
 	return 0;
 }
 
-/* "vfs_read_[k]": bcc's -a, so kernel frames stand out in any flame graph tool. */
-static const char *annotated(struct stackreport *r, const char *name, char *buf, size_t size)
+static int cmp_record(const void *a, const void *b)
 {
-	if (!r->annotate_kernel)
-		return name;
-	snprintf(buf, size, "%s_[k]", name);
-	return buf;
+	const struct record *x = *(struct record *const *)a, *y = *(struct record *const *)b;
+
+	return (x->value > y->value) - (x->value < y->value);
 }
 
-/* Root first, as folded lines and flame graphs want: comm; user; [-]; kernel. */
-static size_t root_first(struct stackreport *r, const struct record *rec, struct frame *out,
-			 char (*names)[256])
+/* Every count of the map, smallest first (bcc prints the largest last). */
+static int read_counts(struct stackreport *r, struct record ***out, size_t *nout)
 {
-	struct frame user[STACKS_MAX_DEPTH], kernel[STACKS_MAX_DEPTH];
-	int nu = 0, nk = 0;
-	size_t n = 0;
+	size_t ks = key_size(r), n = 0, cap = 0;
+	struct record **all = NULL, *rec = NULL;
+	unsigned char prev[256];
+	bool first = true;
+	int err = 0;
 
-	out[n++] = (struct frame){ .name = rec->key.comm, .kind = FRAME_ROOT };
-	if (!r->kernel_only)
-		nu = stacks__user(r->stacks, rec->key.tgid, rec->key.user_stack_id, user);
-	if (!r->user_only)
-		nk = stacks__kernel(r->stacks, rec->key.kernel_stack_id, kernel);
-	for (int i = nu - 1; i >= 0; i--)
-		out[n++] = user[i];
-	if (r->delimit && nu && nk)
-		out[n++] = (struct frame){ .name = "-", .kind = FRAME_SEPARATOR };
-	for (int i = nk - 1; i >= 0; i--) {
-		out[n] = kernel[i];
-		if (kernel[i].kind == FRAME_KERNEL)
-			out[n].name = annotated(r, kernel[i].name, names[i], sizeof(names[i]));
-		n++;
+	if (ks > sizeof(prev))
+		return -EINVAL;
+	for (;;) {
+		if (!rec && !(rec = malloc(sizeof(*rec) + ks))) {
+			err = -ENOMEM;
+			break;
+		}
+		if (bpf_map_get_next_key(r->counts_fd, first ? NULL : prev, rec->key)) {
+			if (errno != ENOENT)
+				err = -errno;
+			break;
+		}
+		memcpy(prev, rec->key, ks);
+		first = false;
+		if (bpf_map_lookup_elem(r->counts_fd, rec->key, &rec->value))
+			continue;	/* gone meanwhile */
+		if (n == cap) {
+			struct record **t;
+
+			cap = cap ? cap * 2 : 1024;
+			t = realloc(all, cap * sizeof(*t));
+			if (!t) {
+				err = -ENOMEM;
+				break;
+			}
+			all = t;
+		}
+		all[n++] = rec;
+		rec = NULL;
 	}
-	return n;
+	free(rec);
+	if (err) {
+		for (size_t i = 0; i < n; i++)
+			free(all[i]);
+		free(all);
+		return err;
+	}
+	if (n)
+		qsort(all, n, sizeof(*all), cmp_record);
+	*out = all;
+	*nout = n;
+	return 0;
 }
 
-static void print_multiline(struct stackreport *r, const struct record *rec)
+static int write_file(const struct stackset *set, const char *path, bool svg,
+		      const struct stackreport *r)
 {
-	struct frame user[STACKS_MAX_DEPTH], kernel[STACKS_MAX_DEPTH];
-	char buf[256];
-	int nu = 0, nk = 0;
+	struct outfile *o = outfile__open(path);
+	int err;
 
-	if (!r->user_only) {
-		nk = stacks__kernel(r->stacks, rec->key.kernel_stack_id, kernel);
-		for (int i = 0; i < nk; i++)
-			printf("    %s\n", kernel[i].kind == FRAME_KERNEL ?
-			       annotated(r, kernel[i].name, buf, sizeof(buf)) : kernel[i].name);
+	if (!o)
+		return -EIO;
+	if (svg)
+		err = flamegraph__write(set, outfile__stream(o), &r->flamegraph);
+	else
+		err = pprof__write(set, outfile__stream(o), &r->profile);
+	if (err) {
+		pr_err("cannot write %s: %s", path, strerror(-err));
+		outfile__discard(o);
+		return err;
 	}
-	if (!r->kernel_only) {
-		nu = stacks__user(r->stacks, rec->key.tgid, rec->key.user_stack_id, user);
-		if (r->delimit && nu && nk)
-			printf("    --\n");
-		for (int i = 0; i < nu; i++)
-			printf("    %s\n", user[i].name);
-	}
-	printf("    %-16s %s (%u)\n", "-", rec->key.comm, rec->key.pid);
-	printf("        %llu\n\n", (unsigned long long)rec->value);
-}
-
-int stackreport__write_files(const struct stackset *set, const char *svg, const char *pprof,
-			     const struct flamegraph_opts *fg, const struct pprof_opts *pp)
-{
-	int err = 0, e;
-
-	if (svg) {
-		e = flamegraph__write(set, svg, fg);
-		if (e)
-			pr_err("cannot write %s: %s", svg, strerror(-e));
-		else
-			fprintf(stderr, "%s: flame graph written to %s\n", tool_name, svg);
-		err = err ?: e;
-	}
-	if (pprof) {
-		e = pprof__write(set, pprof, pp);
-		if (e)
-			pr_err("cannot write %s: %s", pprof, strerror(-e));
-		else
-			fprintf(stderr, "%s: pprof profile written to %s\n", tool_name, pprof);
-		err = err ?: e;
-	}
+	err = outfile__commit(o);
+	if (!err && !outfile__is_stdout(path))
+		fprintf(stderr, "%s: %s written to %s\n", tool_name,
+			svg ? "flame graph" : "pprof profile", path);
 	return err;
 }
 
 int stackreport__print(struct stackreport *r)
 {
-	static struct frame f[2 * STACKS_MAX_DEPTH + 2];
-	static char names[STACKS_MAX_DEPTH][256];
-	struct stack_key key, *prev = NULL;
+	static struct frame f[STACKREPORT_MAX_FRAMES];
+	const struct stackreport_ops *o = ops(r);
+	bool files = r->svg || r->pprof;
 	struct stackset *set = NULL;
-	struct record *all = NULL;
-	size_t n = 0, cap = 0;
-	int err = 0;
+	struct record **all = NULL;
+	size_t n = 0;
+	int err;
 
-	while (!bpf_map_get_next_key(r->counts_fd, prev, &key)) {
-		if (n == cap) {
-			struct record *t;
-
-			cap = cap ? cap * 2 : 1024;
-			t = realloc(all, cap * sizeof(*t));
-			if (!t) {
-				free(all);
-				return -ENOMEM;
-			}
-			all = t;
-		}
-		all[n].key = key;
-		if (!bpf_map_lookup_elem(r->counts_fd, &key, &all[n].value))
-			n++;
-		prev = &key;
+	err = read_counts(r, &all, &n);
+	if (err) {
+		pr_err("cannot read the counts: %s", strerror(-err));
+		return err;
 	}
-	if (n)
-		qsort(all, n, sizeof(*all), cmp_record);
-
-	if (r->folded || r->svg || r->pprof) {
+	if (r->folded || files) {
 		set = stackset__new();
-		if (!set) {
-			free(all);
-			return -ENOMEM;
+		for (size_t i = 0; set && i < n; i++) {
+			if (stackset__add(set, f, o->fold(r, all[i]->key, f), all[i]->value)) {
+				stackset__free(set);
+				set = NULL;
+			}
 		}
-		for (size_t i = 0; i < n; i++)
-			stackset__add(set, f, root_first(r, &all[i], f, names), all[i].value);
+		if (!set) {
+			err = -ENOMEM;
+			pr_err("cannot merge the stacks: %s", strerror(ENOMEM));
+			goto out;
+		}
 		stackset__sort(set);
 	}
 	if (r->folded) {
 		stackset__write_folded(set, stdout);
-	} else {
+	} else if (!outfile__is_stdout(r->svg ? r->svg : "") &&
+		   !outfile__is_stdout(r->pprof ? r->pprof : "")) {
 		for (size_t i = 0; i < n; i++) {
 			struct json j;
 			size_t nf;
 
 			if (!r->cli->json) {
-				print_multiline(r, &all[i]);
+				o->print_text(r, all[i]->key, all[i]->value);
 				continue;
 			}
-			nf = root_first(r, &all[i], f, names);
+			nf = o->fold(r, all[i]->key, f);
 			json__begin_line(&j, stdout);
-			json__str(&j, "comm", all[i].key.comm);
-			json__u64(&j, "pid", all[i].key.pid);
-			json__u64(&j, "tgid", all[i].key.tgid);
-			json__u64(&j, r->json_value ? r->json_value : "value", all[i].value);
+			o->json_fields(r, all[i]->key, all[i]->value, &j);
 			json__begin_array(&j, "frames");	/* root first, as in folded output */
-			for (size_t k = 1; k < nf; k++)
-				json__str(&j, NULL, f[k].name);
+			for (size_t k = 0; k < nf; k++)
+				if (f[k].kind != FRAME_ROOT)	/* the names are fields */
+					json__str(&j, NULL, f[k].name);
 			json__end_array(&j);
 			json__end_line(&j);
 		}
 	}
 	fflush(stdout);
-	if (set)
-		err = stackreport__write_files(set, r->svg, r->pprof, &r->flamegraph, &r->profile);
+	if (r->svg)
+		err = write_file(set, r->svg, true, r);
+	if (r->pprof)
+		err = write_file(set, r->pprof, false, r) ?: err;
+out:
 	stackset__free(set);
+	for (size_t i = 0; i < n; i++)
+		free(all[i]);
 	free(all);
+	return err;
+}
+
+void stackreport__check_args(struct argp_state *state, const char *svg, const char *pprof,
+			     bool stdout_taken)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+
+	if (svg && pprof && (!strcmp(svg, pprof) ||
+			     (realpath(svg, a) && realpath(pprof, b) && !strcmp(a, b))))
+		argp_error(state, "--svg and --pprof name the same file '%s'", svg);
+	if ((svg && outfile__is_stdout(svg)) || (pprof && outfile__is_stdout(pprof))) {
+		if (stdout_taken)
+			argp_error(state, "'-' writes a file to the standard output, where -f and "
+				   "--json print too: give a file name");
+	}
+	if (svg && !*svg)
+		argp_error(state, "--svg needs a file name ('-' for the standard output)");
+	if (pprof && !*pprof)
+		argp_error(state, "--pprof needs a file name ('-' for the standard output)");
+}
+
+int stackreport__check_files(const char *svg, const char *pprof)
+{
+	int err = 0;
+
+	if (svg)
+		err = outfile__check(svg);
+	if (!err && pprof)
+		err = outfile__check(pprof);
 	return err;
 }

@@ -1,41 +1,87 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* The report of a stack tool counting by struct stack_key: text, folded, JSON, SVG, pprof. */
+/* The report of a stack tool: counts by key read back, as text, folded, JSON, SVG and pprof. */
 #ifndef BPFSCOPE_STACKREPORT_H
 #define BPFSCOPE_STACKREPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
 
 #include "flamegraph.h"
 #include "pprof.h"
+#include "stack_key.h"
+#include "stackset.h"
 
+struct argp_state;
 struct cli;
+struct json;
 struct stacks;
-struct stackset;
 struct syms;
+struct stackreport;
+
+/* Room for the frames of one folded key: offwaketime's two stacks, both kinds, and names. */
+#define STACKREPORT_MAX_FRAMES (4 * 127 + 8)
+
+/*
+ * What a tool's key means. The default, for struct stack_key, is used when
+ * the tool gives none (profile, offcputime).
+ */
+struct stackreport_ops {
+	/* Root-first frames of @key for folded output and files; their count. */
+	size_t (*fold)(struct stackreport *r, const void *key, struct frame *out);
+	/* bcc's multi-line text for one count. */
+	void (*print_text)(struct stackreport *r, const void *key, uint64_t value);
+	/* The fields of a JSON line other than the frames, which @fold gave. */
+	void (*json_fields)(struct stackreport *r, const void *key, uint64_t value,
+			    struct json *j);
+	/* Tracks (syms__track) the processes @key names. */
+	void (*track)(struct stackreport *r, const void *key);
+};
 
 struct stackreport {
 	const struct cli *cli;
 	struct syms *syms;
 	struct stacks *stacks;
-	int counts_fd;			/* hash: struct stack_key -> __u64 */
+	int counts_fd;			/* hash: key -> __u64 */
+	size_t key_size;		/* 0: sizeof(struct stack_key) */
+	const struct stackreport_ops *ops;	/* NULL: struct stack_key's */
 	bool user_only, kernel_only;	/* -U, -K */
 	bool delimit;			/* -d: "--" / "-" between kernel and user */
 	bool annotate_kernel;		/* -a: "_[k]" after kernel frames */
 	bool folded;			/* -f */
-	const char *svg, *pprof;	/* --svg FILE, --pprof FILE */
+	const char *svg, *pprof;	/* --svg FILE, --pprof FILE; "-" is stdout */
 	const char *json_value;		/* the JSON name of a count: "samples", "total_us" */
 	struct flamegraph_opts flamegraph;
 	struct pprof_opts profile;
+	void *ctx;			/* the tool's, for its ops */
 };
 
-/* Prints every count, largest last as bcc does, and writes the files asked for. */
+/*
+ * Prints every count, largest last as bcc does, and writes the files asked
+ * for. Says what went wrong itself; 0 or negative errno.
+ */
 int stackreport__print(struct stackreport *r);
 
 /* Notes processes found in the counts (a safety net for the BPF side's announcements). */
 int stackreport__track(struct stackreport *r);
 
-/* Writes --svg and --pprof files of @set, saying on stderr where; 0 or negative errno. */
-int stackreport__write_files(const struct stackset *set, const char *svg, const char *pprof,
-			     const struct flamegraph_opts *fg, const struct pprof_opts *pp);
+/*
+ * The frames of one thread's stacks, leaf first: kernel, then (with -d) a
+ * "-" delimiter, then user; kernel frames with "_[k]" under -a. Returns the
+ * count written to @out (room for 2 * STACKS_MAX_DEPTH + 1).
+ */
+size_t stackreport__thread(struct stackreport *r, const struct proc_key *proc,
+			   __u64 user_stack, __u64 kernel_stack, struct frame *out);
+
+/*
+ * For an argp parser's end: --svg and --pprof must differ, and "-" (the
+ * standard output) only where nothing else is printed there (-f, --json).
+ */
+void stackreport__check_args(struct argp_state *state, const char *svg, const char *pprof,
+			     bool stdout_taken);
+
+/* Before tracing: can the files be written? Says why not; 0 or negative errno. */
+int stackreport__check_files(const char *svg, const char *pprof);
 
 #endif

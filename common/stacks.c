@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Reading stack maps and naming their frames, with the tracer's own frames left out. */
+/* Reading stored stacks back and naming their frames, with the tracer's own frames left out. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 
 #include "stacks.h"
@@ -12,7 +15,7 @@
 struct stacks {
 	struct syms *syms;
 	int fd;
-	uint64_t ips[STACKS_MAX_DEPTH];
+	struct stack_trace trace;
 	uint64_t missed;
 };
 
@@ -32,19 +35,27 @@ void stacks__free(struct stacks *st)
 	free(st);
 }
 
+__u64 stacks__seed(void)
+{
+	__u64 seed = 0;
+
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
+		seed = (__u64)time(NULL) * 0x9e3779b97f4a7c15ULL ^ getpid();
+	return seed;
+}
+
 uint64_t stacks__missed(const struct stacks *st)
 {
 	return st->missed;
 }
 
-static int read_ips(struct stacks *st, int id)
+static int read_ips(struct stacks *st, __u64 key)
 {
 	int n = 0;
 
-	memset(st->ips, 0, sizeof(st->ips));
-	if (bpf_map_lookup_elem(st->fd, &id, st->ips))
-		return -errno;
-	while (n < STACKS_MAX_DEPTH && st->ips[n])
+	if (key == STACK_LOST || bpf_map_lookup_elem(st->fd, &key, &st->trace))
+		return -ENOENT;
+	while (n < STACKS_MAX_DEPTH && st->trace.ips[n])
 		n++;
 	return n;
 }
@@ -73,50 +84,50 @@ static bool tracer_frame(const char *name)
 	return false;
 }
 
-int stacks__kernel(struct stacks *st, int id, struct frame *out)
+int stacks__kernel(struct stacks *st, __u64 key, struct frame *out)
 {
 	int n, k = 0;
 	bool leading = true;
 
-	if (id < 0)
-		return stacks__id_lost(id) ? missed(st, out, true) : 0;
-	n = read_ips(st, id);
+	if (key == STACK_NONE)
+		return 0;
+	n = read_ips(st, key);
 	if (n < 0)
 		return missed(st, out, true);
 	for (int i = 0; i < n; i++) {
 		struct sym_info si;
 
-		syms__kernel(st->syms, st->ips[i], &si);
+		syms__kernel(st->syms, st->trace.ips[i], &si);
 		if (leading && si.name && tracer_frame(si.name))
 			continue;
 		leading = false;
 		out[k++] = (struct frame){
 			.name = si.name ? si.name : SYM_UNKNOWN_NAME,
 			.kind = si.name ? FRAME_KERNEL : FRAME_UNKNOWN,
-			.addr = st->ips[i],
+			.addr = st->trace.ips[i],
 			.module = si.module,
 		};
 	}
 	return k;
 }
 
-int stacks__user(struct stacks *st, pid_t tgid, int id, struct frame *out)
+int stacks__user(struct stacks *st, const struct proc_key *proc, __u64 key, struct frame *out)
 {
 	int n;
 
-	if (id < 0)
-		return stacks__id_lost(id) ? missed(st, out, false) : 0;
-	n = read_ips(st, id);
+	if (key == STACK_NONE)
+		return 0;
+	n = read_ips(st, key);
 	if (n < 0)
 		return missed(st, out, false);
 	for (int i = 0; i < n; i++) {
 		struct sym_info si;
 
-		syms__user(st->syms, tgid, st->ips[i], &si);
+		syms__user(st->syms, proc, st->trace.ips[i], &si);
 		out[i] = (struct frame){
 			.name = si.name ? si.name : SYM_UNKNOWN_NAME,
 			.kind = si.kind == SYM_JIT ? FRAME_JIT : si.name ? FRAME_USER : FRAME_UNKNOWN,
-			.addr = st->ips[i],
+			.addr = st->trace.ips[i],
 			.module = si.path,
 			.build_id = si.build_id,
 		};

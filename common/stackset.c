@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "escape.h"
 #include "stackset.h"
 
 struct entry {
@@ -113,10 +114,17 @@ static bool same_frames(const struct stack *st, const struct frame *f, size_t n)
 	return true;
 }
 
-static int grow_index(struct stackset *s)
+/*
+ * (Re)builds the index with room for @want entries at most half full, so
+ * that linear probing always finds a free slot and stays short.
+ */
+static int build_index(struct stackset *s, size_t want)
 {
-	size_t cap = s->index_cap ? s->index_cap * 2 : 1024;
-	size_t *idx = calloc(cap, sizeof(*idx));
+	size_t cap = 1024, *idx;
+
+	while (cap < 2 * want)
+		cap *= 2;
+	idx = calloc(cap, sizeof(*idx));
 
 	if (!idx)
 		return -ENOMEM;
@@ -139,7 +147,7 @@ int stackset__add(struct stackset *s, const struct frame *frames, size_t n, uint
 	struct frame *copy;
 	size_t i, mask;
 
-	if ((s->len + 1) * 2 > s->index_cap && grow_index(s))
+	if ((s->len + 1) * 2 > s->index_cap && build_index(s, 2 * (s->len + 1)))
 		return -ENOMEM;
 	mask = s->index_cap - 1;
 	for (i = h & mask; s->index[i]; i = (i + 1) & mask) {
@@ -211,21 +219,17 @@ void stackset__sort(struct stackset *s)
 	if (s->len)
 		qsort(s->entries, s->len, sizeof(*s->entries), cmp_entries);
 	/* The index points at entry positions, which sorting moved. */
-	free(s->index);
-	s->index = NULL;
-	s->index_cap = 0;
-	grow_index(s);
+	if (build_index(s, s->len + 1)) {
+		/* No memory for a new index: none at all, and the next add rebuilds it. */
+		free(s->index);
+		s->index = NULL;
+		s->index_cap = 0;
+	}
 }
 
 const struct stack *stackset__get(const struct stackset *s, size_t i)
 {
 	return i < s->len ? &s->entries[i].stack : NULL;
-}
-
-static void put_name(FILE *f, const char *name)
-{
-	for (const char *p = name; *p; p++)
-		fputc(*p == ';' ? ':' : *p, f);
 }
 
 int stackset__write_folded(const struct stackset *s, FILE *f)
@@ -236,7 +240,7 @@ int stackset__write_folded(const struct stackset *s, FILE *f)
 		for (size_t k = 0; k < st->n; k++) {
 			if (k)
 				fputc(';', f);
-			put_name(f, st->frames[k].name);
+			escape__print(f, st->frames[k].name, ESCAPE_FOLDED);
 		}
 		fprintf(f, " %llu\n", (unsigned long long)st->value);
 	}

@@ -50,7 +50,9 @@ const struct stack *stackset__get(const struct stackset *s, size_t i);
 
 /*
  * Writes "root;frame;...;leaf value" lines, the input of flamegraph.pl,
- * speedscope and inferno. ';' inside a name becomes ':'.
+ * speedscope and inferno. In names ';' becomes ':', ' ' becomes '_', and
+ * control characters and bytes that are not UTF-8 "\xHH", so that no name
+ * can split or forge a line.
  */
 int stackset__write_folded(const struct stackset *s, FILE *f);
 

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* User and kernel symbolization: per-binary caches on libdwfl, per-process maps, vdso and JIT maps. */
-#include <elfutils/libdwfl.h>
+/* The symbol caches: one per program image (pid, start, exec), one per binary (device, inode). */
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -13,42 +11,45 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "debuginfo.h"
+#include "elffile.h"
 #include "ksyms.h"
+#include "perfmap.h"
+#include "procfile.h"
 #include "procmaps.h"
+#include "symtab.h"
 #include "syms.h"
+#include "tool.h"
 
-#define HASH_BUCKETS 1024
+#define BUCKETS 4096
+#define MAX_BUILD_ID 64
 
-struct segment {
-	uint64_t offset, vaddr, filesz;
+/* What "/" is to a process: ours, or a container's. Shared by all who have it. */
+struct root {
+	struct root *next;
+	dev_t dev;
+	ino_t ino;
+	int fd;		/* O_PATH */
 };
 
-/* A function symbol, in the module's address space (link-time address + bias). */
-struct usym {
-	uint64_t addr, size;
-	const char *name;
-};
-
-/* An ELF file, parsed once however many processes map it. */
+/* An ELF file, read once however many processes map it. */
 struct binary {
 	struct binary *next;
 	dev_t dev;
 	ino_t ino;
-	int fd;
-	char *path;
-	char *name;
-	char *build_id;
+	int fd;			/* held from the first mapping seen until it is read */
+	char *path;		/* as the first process that mapped it sees it */
+	char *name;		/* its base name, for "[module]" */
+	struct root *root;	/* where that process's paths mean something */
+	unsigned char id[MAX_BUILD_ID];
+	int id_len;
+	char *build_id;		/* hex */
 	bool loaded, failed;
-	Dwfl *dwfl;
-	Dwfl_Module *mod;
-	GElf_Addr bias;
-	struct segment *segs;
+	struct elf_segment *segs;
 	size_t nsegs;
-	struct usym *syms;	/* sorted by address */
-	size_t nsyms;
+	struct symtab syms;
 };
 
 struct vma {
@@ -56,74 +57,90 @@ struct vma {
 	struct binary *bin;	/* NULL: anonymous (JIT code, maybe) */
 };
 
-struct jit_sym {
-	uint64_t start, size;
-	char *name;
-};
-
+/* One program image: a pid, until it execs or exits. */
 struct proc {
 	struct proc *next;
-	pid_t pid;
-	bool gone;		/* tracked after it exited: nothing to read */
-	struct vma *vmas;
+	struct proc_key key;
+	bool gone;		/* not read: exited, or its pid names another now */
+	uid_t uid;
+	pid_t nspid;		/* its pid where it lives, for perf-NSPID.map */
+	struct root *root;
+	struct vma *vmas;	/* sorted by start, as the maps file lists them */
 	size_t nvmas;
-	struct jit_sym *jit;
-	size_t njit;
+	bool jit_tried;
+	struct perfmap jit;
 };
 
-/* Names we own: symbols stripped of their ELF version ("read@GLIBC_2.2.5"). */
-struct name {
-	struct name *next;
-	char str[];
+struct losses {
+	unsigned long long unopened;	/* mapped files we could not open */
+	unsigned long long no_fds;	/* ... for lack of descriptors */
+	unsigned long long unreadable;	/* opened, but not read as ELF */
+	unsigned long long jit_refused;	/* perf maps not trusted */
+	unsigned long long jit_cut;	/* perf maps cut at PERFMAP_MAX_BYTES */
+	unsigned long long reused;	/* pids reused before the process was read */
 };
 
 struct syms {
-	struct name *names[HASH_BUCKETS];
+	struct binary *binaries[BUCKETS];
+	struct proc *procs[BUCKETS];
+	struct root *roots;
 	struct ksyms *kernel;
 	bool kernel_tried;
-	struct binary *binaries[HASH_BUCKETS];
-	struct proc *procs[HASH_BUCKETS];
 	struct binary *vdso;
 	bool vdso_tried;
-	char *debuginfo_path;
-	Dwfl_Callbacks callbacks;
+	struct debuginfo *debuginfo;
+	size_t open_fds, fd_budget;
+	long ticks_per_sec;
+	struct losses lost;
 };
 
 struct syms *syms__new(void)
 {
 	struct syms *s = calloc(1, sizeof(*s));
-	const char *dirs = getenv("BPFSCOPE_DEBUGINFO_PATH");
+	unsigned long limit;
 
 	if (!s)
 		return NULL;
-	elf_version(EV_CURRENT);
-	/* libdwfl's own syntax: "-" for no CRC check, then directories. */
-	s->debuginfo_path = strdup(dirs ? dirs : "-:.debug:/usr/lib/debug");
-	s->callbacks.find_elf = dwfl_build_id_find_elf;
-	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
-	s->callbacks.debuginfo_path = &s->debuginfo_path;
+	s->debuginfo = debuginfo__new();
+	if (!s->debuginfo) {
+		free(s);
+		return NULL;
+	}
+	/*
+	 * A descriptor per binary until the report reads it: as many as the
+	 * limit allows with room for the tool's own, then binaries are read
+	 * as they come and closed.
+	 */
+	limit = procfile__raise_nofile();
+	s->fd_budget = limit > 512 ? limit - 256 : limit / 2;
+	if (s->fd_budget > 65536)
+		s->fd_budget = 65536;
+	s->ticks_per_sec = sysconf(_SC_CLK_TCK);
+	if (s->ticks_per_sec <= 0)
+		s->ticks_per_sec = 100;
 	return s;
+}
+
+int syms__use_debuginfod(struct syms *s, unsigned int seconds)
+{
+	return debuginfo__enable_debuginfod(s->debuginfo, seconds);
 }
 
 static void binary_free(struct binary *b)
 {
-	if (b->dwfl)
-		dwfl_end(b->dwfl);
 	if (b->fd >= 0)
 		close(b->fd);
 	free(b->path);
 	free(b->name);
 	free(b->build_id);
 	free(b->segs);
-	free(b->syms);
+	symtab__free(&b->syms);
 	free(b);
 }
 
 static void proc_free(struct proc *p)
 {
-	for (size_t i = 0; i < p->njit; i++)
-		free(p->jit[i].name);
-	free(p->jit);
+	perfmap__free(&p->jit);
 	free(p->vmas);
 	free(p);
 }
@@ -132,7 +149,7 @@ void syms__free(struct syms *s)
 {
 	if (!s)
 		return;
-	for (int i = 0; i < HASH_BUCKETS; i++) {
+	for (int i = 0; i < BUCKETS; i++) {
 		for (struct binary *b = s->binaries[i], *n; b; b = n) {
 			n = b->next;
 			binary_free(b);
@@ -142,16 +159,15 @@ void syms__free(struct syms *s)
 			proc_free(p);
 		}
 	}
-	for (int i = 0; i < HASH_BUCKETS; i++) {
-		for (struct name *nm = s->names[i], *n; nm; nm = n) {
-			n = nm->next;
-			free(nm);
-		}
+	for (struct root *r = s->roots, *n; r; r = n) {
+		n = r->next;
+		close(r->fd);
+		free(r);
 	}
 	if (s->vdso)
 		binary_free(s->vdso);
 	ksyms__free(s->kernel);
-	free(s->debuginfo_path);
+	debuginfo__free(s->debuginfo);
 	free(s);
 }
 
@@ -174,125 +190,139 @@ int syms__kernel(struct syms *s, uint64_t addr, struct sym_info *out)
 	return 0;
 }
 
-static const char *unversioned(struct syms *s, const char *name);
-
-static int cmp_usym(const void *a, const void *b)
+/* Process @pid's root, shared with every process that has the same one. */
+static struct root *root_get(struct syms *s, pid_t pid)
 {
-	const struct usym *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	/* Of aliases, keep the one with a size, then the shortest name. */
-	if ((x->size != 0) != (y->size != 0))
-		return x->size ? -1 : 1;
-	return (strlen(x->name) > strlen(y->name)) - (strlen(x->name) < strlen(y->name));
-}
-
-/*
- * libdwfl finds the symbols (the file's own, a debug file's, MiniDebugInfo's);
- * we keep them sorted, because its own lookup walks them one by one.
- */
-static void binary_index(struct syms *s, struct binary *b)
-{
-	int n = dwfl_module_getsymtab(b->mod);
-	size_t k = 0;
-
-	if (n <= 0 || !(b->syms = calloc(n, sizeof(*b->syms))))
-		return;
-	for (int i = 1; i < n; i++) {
-		GElf_Addr addr;
-		GElf_Sym sym;
-		const char *name = dwfl_module_getsym_info(b->mod, i, &sym, &addr, NULL, NULL, NULL);
-		int type = GELF_ST_TYPE(sym.st_info);
-
-		if (!name || !*name || !addr || (type != STT_FUNC && type != STT_GNU_IFUNC))
-			continue;
-		b->syms[k++] = (struct usym){ addr, sym.st_size, unversioned(s, name) };
-	}
-	qsort(b->syms, k, sizeof(*b->syms), cmp_usym);
-	/* One symbol per address. */
-	b->nsyms = 0;
-	for (size_t i = 0; i < k; i++)
-		if (!b->nsyms || b->syms[b->nsyms - 1].addr != b->syms[i].addr)
-			b->syms[b->nsyms++] = b->syms[i];
-}
-
-static const struct usym *binary_find(const struct binary *b, uint64_t addr)
-{
-	size_t lo = 0, hi = b->nsyms;
-	const struct usym *u;
-
-	if (!b->nsyms || addr < b->syms[0].addr)
-		return NULL;
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (b->syms[mid].addr <= addr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	u = &b->syms[lo];
-	/* Past a symbol's end is not that symbol (a size-0 one covers its address only). */
-	return addr < u->addr + (u->size ? u->size : 1) ? u : NULL;
-}
-
-/* Parses the ELF once: its loadable segments and, through libdwfl, its symbols. */
-static void binary_load(struct syms *s, struct binary *b)
-{
-	const unsigned char *id;
-	GElf_Addr id_vaddr;
-	size_t nph;
-	Elf *elf;
-	int len;
-
-	b->loaded = true;
-	b->dwfl = dwfl_begin(&s->callbacks);
-	if (!b->dwfl)
-		goto fail;
-	/* libdwfl closes the descriptor it is given: hand it a copy. */
-	b->mod = dwfl_report_elf(b->dwfl, b->name, b->path, dup(b->fd), 0, false);
-	dwfl_report_end(b->dwfl, NULL, NULL);
-	if (!b->mod)
-		goto fail;
-	elf = dwfl_module_getelf(b->mod, &b->bias);
-	if (!elf || elf_getphdrnum(elf, &nph))
-		goto fail;
-	b->segs = calloc(nph ? nph : 1, sizeof(*b->segs));
-	if (!b->segs)
-		goto fail;
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD)
-			b->segs[b->nsegs++] = (struct segment){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
-	}
-	binary_index(s, b);
-	len = dwfl_module_build_id(b->mod, &id, &id_vaddr);
-	if (len > 0 && (b->build_id = malloc(len * 2 + 1))) {
-		for (int i = 0; i < len; i++)
-			sprintf(b->build_id + 2 * i, "%02x", id[i]);
-	}
-	return;
-fail:
-	b->failed = true;
-}
-
-/* The binary behind @fd, shared by key (device, inode); takes @fd. */
-static struct binary *binary_get(struct syms *s, int fd, const char *path)
-{
-	struct binary *b;
+	int fd = procfile__open_root(pid);
+	struct root *r;
 	struct stat st;
-	unsigned int h;
-	char *copy;
 
+	if (fd < 0)
+		return NULL;
 	if (fstat(fd, &st)) {
 		close(fd);
 		return NULL;
 	}
-	h = (st.st_dev * 31 + st.st_ino) % HASH_BUCKETS;
+	for (r = s->roots; r; r = r->next) {
+		if (r->dev == st.st_dev && r->ino == st.st_ino) {
+			close(fd);
+			return r;
+		}
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		close(fd);
+		return NULL;
+	}
+	*r = (struct root){ s->roots, st.st_dev, st.st_ino, fd };
+	s->roots = r;
+	return r;
+}
+
+static void release_fd(struct syms *s, struct binary *b)
+{
+	if (b->fd >= 0) {
+		close(b->fd);
+		b->fd = -1;
+		s->open_fds--;
+	}
+}
+
+/* Symbols from a debug file, if one is found that is provably this binary's. */
+static void load_debug_file(struct syms *s, struct binary *b, const char *debuglink,
+			    uint32_t crc)
+{
+	struct debuginfo_query q = {
+		.rootfd = b->root ? b->root->fd : -1,
+		.path = b->path,
+		.build_id = b->id_len > 0 ? b->id : NULL,
+		.build_id_len = b->id_len > 0 ? b->id_len : 0,
+		.debuglink = debuglink,
+		.crc = crc,
+	};
+	char found[PATH_MAX] = "";
+	int fd = debuginfo__find(s->debuginfo, &q, found, sizeof(found));
+	Elf *elf;
+
+	if (fd < 0)
+		return;
+	if (!elffile__begin(fd, &elf)) {
+		int n = elffile__symbols(elf, SHT_SYMTAB, &b->syms);
+
+		pr_debug("%s: %d symbols from %s", b->path, n > 0 ? n : 0, found);
+		elf_end(elf);
+	}
+	close(fd);
+}
+
+/* Symbols from MiniDebugInfo: an xz-compressed ELF of them inside the binary. */
+static void load_debugdata(struct binary *b, Elf *elf)
+{
+	void *buf;
+	size_t len;
+	Elf *mini;
+	int err = elffile__debugdata(elf, &buf, &len);
+
+	if (err) {
+		if (err != -ENOENT)
+			pr_debug("%s: MiniDebugInfo not read: %s", b->path, strerror(-err));
+		return;
+	}
+	if (!elffile__memory(buf, len, &mini)) {
+		elffile__symbols(mini, SHT_SYMTAB, &b->syms);
+		elf_end(mini);
+	}
+	free(buf);
+}
+
+/*
+ * Reads the binary once: its segments, build-id and function symbols, from
+ * its own tables or, when stripped, its MiniDebugInfo or debug file. Then
+ * its descriptor goes.
+ */
+static void binary_load(struct syms *s, struct binary *b)
+{
+	char debuglink[NAME_MAX + 1];
+	uint32_t crc = 0;
+	bool has_debuglink;
+	Elf *elf;
+
+	b->loaded = true;
+	if (b->fd < 0 || elffile__begin(b->fd, &elf)) {
+		b->failed = true;
+		s->lost.unreadable++;
+		release_fd(s, b);
+		return;
+	}
+	if (elffile__segments(elf, &b->segs, &b->nsegs))
+		b->failed = true;
+	b->id_len = elffile__build_id(elf, b->id, sizeof(b->id));
+	if (b->id_len > 0 && (b->build_id = malloc(b->id_len * 2 + 1))) {
+		for (int i = 0; i < b->id_len; i++)
+			sprintf(b->build_id + 2 * i, "%02x", b->id[i]);
+	}
+	elffile__symbols(elf, SHT_DYNSYM, &b->syms);
+	if (elffile__symbols(elf, SHT_SYMTAB, &b->syms) == -ENOENT) {
+		/* Stripped: what the distribution or the builder left elsewhere. */
+		has_debuglink = !elffile__debuglink(elf, debuglink, sizeof(debuglink), &crc);
+		load_debugdata(b, elf);
+		load_debug_file(s, b, has_debuglink ? debuglink : NULL, crc);
+	}
+	elf_end(elf);
+	release_fd(s, b);
+	symtab__finish(&b->syms);
+}
+
+/* The binary behind @fd (stat @st), shared by (device, inode); takes @fd. */
+static struct binary *binary_get(struct syms *s, int fd, const struct stat *st,
+				 const char *path, struct root *root)
+{
+	unsigned int h = (st->st_dev * 31 + st->st_ino) % BUCKETS;
+	struct binary *b;
+	char *copy;
+
 	for (b = s->binaries[h]; b; b = b->next) {
-		if (b->dev == st.st_dev && b->ino == st.st_ino) {
+		if (b->dev == st->st_dev && b->ino == st->st_ino) {
 			close(fd);
 			return b;
 		}
@@ -305,14 +335,18 @@ static struct binary *binary_get(struct syms *s, int fd, const char *path)
 		close(fd);
 		return NULL;
 	}
-	b->dev = st.st_dev;
-	b->ino = st.st_ino;
+	b->dev = st->st_dev;
+	b->ino = st->st_ino;
 	b->fd = fd;
+	b->root = root;
 	b->path = strdup(path);
 	b->name = strdup(basename(copy));
 	free(copy);
 	b->next = s->binaries[h];
 	s->binaries[h] = b;
+	/* Out of descriptors to hold: read it now and let this one go. */
+	if (++s->open_fds > s->fd_budget)
+		binary_load(s, b);
 	return b;
 }
 
@@ -329,7 +363,7 @@ static struct binary *vdso_get(struct syms *s)
 	if (s->vdso_tried)
 		return s->vdso;
 	s->vdso_tried = true;
-	f = fopen("/proc/self/maps", "r");
+	f = fopen("/proc/self/maps", "re");
 	while (f && fgets(line, sizeof(line), f))
 		if (!procmaps__parse_line(line, &e) && !strcmp(e.path, "[vdso]"))
 			size = e.end - e.start;
@@ -351,168 +385,120 @@ static struct binary *vdso_get(struct syms *s)
 	s->vdso->fd = fd;
 	s->vdso->path = strdup("[vdso]");
 	s->vdso->name = strdup("[vdso]");
+	s->open_fds++;
 	return s->vdso;
 }
 
-/*
- * Opens a mapped file as the process sees it: through its root (other
- * mount namespaces), or through map_files when the path no longer names
- * the file that is mapped (deleted, or replaced by an upgrade).
- */
-static int open_mapped(pid_t pid, const struct maps_entry *e)
+static unsigned int proc_hash(const struct proc_key *k)
 {
-	char path[PATH_MAX + 64];
-	struct stat st;
-	int fd;
-
-	if (!e->deleted) {
-		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, e->path);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0 && !fstat(fd, &st) && st.st_ino == e->inode &&
-		    major(st.st_dev) == e->dev_major && minor(st.st_dev) == e->dev_minor)
-			return fd;
-		if (fd >= 0)
-			close(fd);
-	}
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid, e->start, e->end);
-	return open(path, O_RDONLY | O_CLOEXEC);
+	return (k->tgid * 31 + k->exec_id) % BUCKETS;
 }
 
-static int cmp_jit(const void *a, const void *b)
+static struct proc *proc_find(struct syms *s, const struct proc_key *k)
 {
-	const struct jit_sym *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* /tmp/perf-PID.map: "START SIZE name" in hex, written by JITs (V8, the JVM with an agent, ...). */
-static void load_jit(struct proc *p)
-{
-	char path[96], line[1024];
-	size_t cap = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", p->pid, p->pid);
-	f = fopen(path, "r");
-	if (!f) {
-		snprintf(path, sizeof(path), "/tmp/perf-%d.map", p->pid);
-		f = fopen(path, "r");
-	}
-	while (f && fgets(line, sizeof(line), f)) {
-		unsigned long start, size;
-		int at = -1;
-
-		if (sscanf(line, "%lx %lx %n", &start, &size, &at) < 2 || at < 0)
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		if (p->njit == cap) {
-			struct jit_sym *t;
-
-			cap = cap ? cap * 2 : 256;
-			t = realloc(p->jit, cap * sizeof(*t));
-			if (!t)
-				break;
-			p->jit = t;
-		}
-		p->jit[p->njit++] = (struct jit_sym){ start, size, strdup(line + at) };
-	}
-	if (f)
-		fclose(f);
-	if (p->njit)
-		qsort(p->jit, p->njit, sizeof(*p->jit), cmp_jit);
-}
-
-static struct proc *proc_find(struct syms *s, pid_t pid)
-{
-	for (struct proc *p = s->procs[pid % HASH_BUCKETS]; p; p = p->next)
-		if (p->pid == pid)
+	for (struct proc *p = s->procs[proc_hash(k)]; p; p = p->next)
+		if (p->key.tgid == k->tgid && p->key.exec_id == k->exec_id &&
+		    p->key.start_ns == k->start_ns)
 			return p;
 	return NULL;
 }
 
-int syms__track_pid(struct syms *s, pid_t pid)
+/* Is @p->key still the process that has its pid? A reused pid is another program. */
+static bool same_process(struct syms *s, struct proc *p)
+{
+	unsigned long long ticks;
+
+	if (procfile__identity(p->key.tgid, &p->uid, &ticks))
+		return false;
+	/* /proc gives clock ticks of the very nanoseconds the BPF side read. */
+	if (p->key.start_ns && ticks != p->key.start_ns / (1000000000ULL / s->ticks_per_sec)) {
+		s->lost.reused++;
+		return false;
+	}
+	return true;
+}
+
+static int add_vma(struct proc *p, size_t *cap, const struct vma *v)
+{
+	if (p->nvmas == *cap) {
+		size_t n = *cap ? *cap * 2 : 32;
+		struct vma *t = realloc(p->vmas, n * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		p->vmas = t;
+		*cap = n;
+	}
+	p->vmas[p->nvmas++] = *v;
+	return 0;
+}
+
+static void read_maps(struct syms *s, struct proc *p)
 {
 	char path[64], line[PATH_MAX + 128];
 	struct maps_entry e;
-	struct proc *p;
 	size_t cap = 0;
 	FILE *f;
 
-	if (proc_find(s, pid))
-		return 0;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	p->pid = pid;
-	p->next = s->procs[pid % HASH_BUCKETS];
-	s->procs[pid % HASH_BUCKETS] = p;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "r");
+	snprintf(path, sizeof(path), "/proc/%d/maps", p->key.tgid);
+	f = fopen(path, "re");
 	if (!f) {
 		p->gone = true;
-		return -ESRCH;
+		return;
 	}
 	while (fgets(line, sizeof(line), f)) {
 		struct binary *bin = NULL;
+		struct stat st;
 
 		if (procmaps__parse_line(line, &e) || !e.exec)
 			continue;
 		if (!strcmp(e.path, "[vdso]")) {
 			bin = vdso_get(s);
 		} else if (e.path[0] == '/') {
-			int fd = open_mapped(pid, &e);
+			int fd = procfile__open_mapped(p->key.tgid, &e, p->root ? p->root->fd : -1,
+						       &st);
 
-			if (fd >= 0)
-				bin = binary_get(s, fd, e.path);
+			if (fd >= 0) {
+				bin = binary_get(s, fd, &st, e.path, p->root);
+			} else if (fd != -ENOENT && fd != -ESRCH) {
+				/* ENOENT, ESRCH: unmapped or exited meanwhile, nothing lost. */
+				s->lost.unopened++;
+				s->lost.no_fds += fd == -EMFILE || fd == -ENFILE;
+			}
 		}
-		if (p->nvmas == cap) {
-			struct vma *t;
-
-			cap = cap ? cap * 2 : 32;
-			t = realloc(p->vmas, cap * sizeof(*t));
-			if (!t)
-				break;
-			p->vmas = t;
-		}
-		p->vmas[p->nvmas++] = (struct vma){ e.start, e.end, e.pgoff, bin };
+		if (add_vma(p, &cap, &(struct vma){ e.start, e.end, e.pgoff, bin }))
+			break;
 	}
 	fclose(f);
-	load_jit(p);
-	return 0;
 }
 
-/* "read@GLIBC_2.2.5" and "read@@GLIBC_2.2.5" are read, as bcc and perf print them. */
-static const char *unversioned(struct syms *s, const char *name)
+int syms__track(struct syms *s, const struct proc_key *k)
 {
-	const char *at = name ? strchr(name, '@') : NULL;
-	size_t len = at ? (size_t)(at - name) : 0;
-	unsigned int h = 0;
-	struct name *nm;
+	struct proc *p;
 
-	if (!at || !len)
-		return name;
-	for (size_t i = 0; i < len; i++)
-		h = h * 31 + (unsigned char)name[i];
-	h %= HASH_BUCKETS;
-	for (nm = s->names[h]; nm; nm = nm->next)
-		if (!strncmp(nm->str, name, len) && !nm->str[len])
-			return nm->str;
-	nm = malloc(sizeof(*nm) + len + 1);
-	if (!nm)
-		return name;
-	memcpy(nm->str, name, len);
-	nm->str[len] = '\0';
-	nm->next = s->names[h];
-	s->names[h] = nm;
-	return nm->str;
+	if (proc_find(s, k))
+		return 0;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->key = *k;
+	p->next = s->procs[proc_hash(k)];
+	s->procs[proc_hash(k)] = p;
+	if (!same_process(s, p)) {
+		p->gone = true;
+		return -ESRCH;
+	}
+	p->root = root_get(s, k->tgid);
+	p->nspid = procfile__nspid(k->tgid);
+	read_maps(s, p);
+	return p->gone ? -ESRCH : 0;
 }
 
 static bool binary_lookup(struct syms *s, struct binary *b, const struct vma *v, uint64_t addr,
 			  struct sym_info *out)
 {
 	uint64_t file_off = addr - v->start + v->pgoff, vaddr = 0;
-	const struct usym *u;
+	const struct sym *u;
 	bool found = false;
 
 	if (!b->loaded)
@@ -524,9 +510,9 @@ static bool binary_lookup(struct syms *s, struct binary *b, const struct vma *v,
 		return false;
 	/* Run-time address -> file offset -> the ELF's own virtual address. */
 	for (size_t i = 0; i < b->nsegs; i++) {
-		const struct segment *g = &b->segs[i];
+		const struct elf_segment *g = &b->segs[i];
 
-		if (file_off >= g->offset && file_off < g->offset + g->filesz) {
+		if (file_off >= g->offset && file_off - g->offset < g->filesz) {
 			vaddr = file_off - g->offset + g->vaddr;
 			found = true;
 			break;
@@ -534,31 +520,65 @@ static bool binary_lookup(struct syms *s, struct binary *b, const struct vma *v,
 	}
 	if (!found)
 		return false;
-	u = binary_find(b, vaddr + b->bias);
+	u = symtab__find(&b->syms, vaddr);
 	if (!u)
 		return false;
 	out->name = u->name;
-	out->offset = vaddr + b->bias - u->addr;
+	out->offset = vaddr - u->addr;
 	return true;
 }
 
-int syms__user(struct syms *s, pid_t pid, uint64_t addr, struct sym_info *out)
+static const struct vma *vma_find(const struct proc *p, uint64_t addr)
 {
+	size_t lo = 0, hi = p->nvmas;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < p->vmas[mid].start)
+			hi = mid;
+		else if (addr >= p->vmas[mid].end)
+			lo = mid + 1;
+		else
+			return &p->vmas[mid];
+	}
+	return NULL;
+}
+
+/* Its /tmp/perf-PID.map, read the first time an address needs it. */
+static void load_jit(struct syms *s, struct proc *p)
+{
+	int err;
+
+	p->jit_tried = true;
+	if (!p->root)
+		return;
+	err = perfmap__load(&p->jit, p->root->fd, p->nspid, p->uid);
+	if (err == -EPERM || err == -EINVAL || err == -ELOOP) {
+		pr_debug("pid %d: perf map not trusted: %s", p->key.tgid,
+			 err == -EPERM ? "owned by another user" :
+			 err == -ELOOP ? "a symbolic link" : "not a regular file");
+		s->lost.jit_refused++;
+	}
+	s->lost.jit_cut += p->jit.truncated;
+}
+
+int syms__user(struct syms *s, const struct proc_key *k, uint64_t addr, struct sym_info *out)
+{
+	const struct perfmap_sym *j;
+	const struct vma *v;
 	struct proc *p;
 
 	memset(out, 0, sizeof(*out));
-	p = proc_find(s, pid);
+	p = proc_find(s, k);
 	if (!p) {
-		syms__track_pid(s, pid);
-		p = proc_find(s, pid);
+		syms__track(s, k);
+		p = proc_find(s, k);
 	}
 	if (!p)
 		return -ENOENT;
-	for (size_t i = 0; i < p->nvmas; i++) {
-		const struct vma *v = &p->vmas[i];
-
-		if (addr < v->start || addr >= v->end || !v->bin)
-			continue;
+	v = vma_find(p, addr);
+	if (v && v->bin) {
 		if (binary_lookup(s, v->bin, v, addr, out)) {
 			out->kind = v->bin == s->vdso ? SYM_VDSO : SYM_USER;
 			return 0;
@@ -566,43 +586,58 @@ int syms__user(struct syms *s, pid_t pid, uint64_t addr, struct sym_info *out)
 		return -ENOENT;
 	}
 	/* Not in a file: code a JIT wrote, if it left a map. */
-	if (p->njit) {
-		size_t lo = 0, hi = p->njit;
-
-		while (hi - lo > 1) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (p->jit[mid].start <= addr)
-				lo = mid;
-			else
-				hi = mid;
-		}
-		if (addr >= p->jit[lo].start && addr < p->jit[lo].start + p->jit[lo].size) {
-			out->name = p->jit[lo].name;
-			out->offset = addr - p->jit[lo].start;
-			out->module = "[jit]";
-			out->kind = SYM_JIT;
-			return 0;
-		}
-	}
-	return -ENOENT;
+	if (!p->jit_tried)
+		load_jit(s, p);
+	j = perfmap__find(&p->jit, addr);
+	if (!j)
+		return -ENOENT;
+	out->name = j->name;
+	out->offset = addr - j->start;
+	out->module = "[jit]";
+	out->kind = SYM_JIT;
+	return 0;
 }
 
 int syms__file(struct syms *s, int fd, uint64_t offset, struct sym_info *out)
 {
 	struct vma whole = { 0, UINT64_MAX, 0, NULL };
-	int copy = dup(fd);
+	struct stat st;
+	int copy;
 
 	memset(out, 0, sizeof(*out));
+	if (fstat(fd, &st))
+		return -errno;
+	copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (copy < 0)
 		return -errno;
-	whole.bin = binary_get(s, copy, "[file]");
+	whole.bin = binary_get(s, copy, &st, "[file]", NULL);
 	if (!whole.bin)
 		return -ENOMEM;
 	if (!binary_lookup(s, whole.bin, &whole, offset, out))
 		return -ENOENT;
 	out->kind = SYM_USER;
 	return 0;
+}
+
+void syms__warn_losses(const struct syms *s)
+{
+	const struct losses *l = &s->lost;
+
+	if (l->unopened)
+		pr_warn("%llu mapped files could not be opened%s: their frames are [unknown]",
+			l->unopened, l->no_fds ? " (some for lack of file descriptors)" : "");
+	if (l->unreadable)
+		pr_warn("%llu mapped files could not be read as ELF: their frames are [unknown]",
+			l->unreadable);
+	if (l->jit_refused)
+		pr_warn("%llu perf maps not trusted (not a regular file owned by the process's "
+			"user or root): their JIT frames are [unknown]", l->jit_refused);
+	if (l->jit_cut)
+		pr_warn("%llu perf maps read only to their first %u MiB", l->jit_cut,
+			PERFMAP_MAX_BYTES >> 20);
+	if (l->reused)
+		pr_warn("%llu processes exited and their pids were reused before their maps were "
+			"read: their frames are [unknown]", l->reused);
 }
 
 size_t sym_info__format(const struct sym_info *si, char *buf, size_t size, unsigned int flags)

@@ -6,6 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <linux/types.h>
+
+#include "stack_key.h"
 
 enum sym_kind {
 	SYM_UNKNOWN,
@@ -38,6 +41,9 @@ struct syms;
 struct syms *syms__new(void);
 void syms__free(struct syms *s);
 
+/* Also fetch missing debug files from debuginfod, for at most @seconds; 0 or -errno. */
+int syms__use_debuginfod(struct syms *s, unsigned int seconds);
+
 /*
  * Kernel addresses, from /proc/kallsyms read once. An address past the end
  * of the text its nearest symbol belongs to is unknown: 0 or -ENOENT.
@@ -45,23 +51,28 @@ void syms__free(struct syms *s);
 int syms__kernel(struct syms *s, uint64_t addr, struct sym_info *out);
 
 /*
- * Reads process @pid's executable mappings now and opens their files, so
- * that its addresses still resolve after it exits. Tools call it as soon as
- * a pid shows up in their maps. 0, or -ESRCH when the process is gone.
+ * Reads the executable mappings of process @p now and opens their files,
+ * so that its addresses still resolve after it exits. Tools call it as
+ * soon as a process shows up in their maps. A process whose start time is
+ * not @p's any more (it exited, and the pid was reused) is not read: 0, or
+ * -ESRCH. @p->start_ns 0 takes whatever process has the pid now.
  */
-int syms__track_pid(struct syms *s, pid_t pid);
+int syms__track(struct syms *s, const struct proc_key *p);
 
 /*
- * User address @addr of process @pid (tracked on first use if not yet).
+ * User address @addr of process @p (tracked on first use if not yet).
  * 0, or -ENOENT with out->kind SYM_UNKNOWN when nothing names it.
  */
-int syms__user(struct syms *s, pid_t pid, uint64_t addr, struct sym_info *out);
+int syms__user(struct syms *s, const struct proc_key *p, uint64_t addr, struct sym_info *out);
 
 /*
  * The symbol at file offset @offset of the ELF file open on @fd (the
  * descriptor stays the caller's), as stack maps in build-id mode give it.
  */
 int syms__file(struct syms *s, int fd, uint64_t offset, struct sym_info *out);
+
+/* Says on stderr, at exit, what could not be read: files, perf maps, processes. */
+void syms__warn_losses(const struct syms *s);
 
 /* "name", "name+0x1a", "name [module]"...; SYM_UNKNOWN_NAME when unknown. */
 size_t sym_info__format(const struct sym_info *si, char *buf, size_t size, unsigned int flags);

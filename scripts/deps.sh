@@ -18,10 +18,10 @@ build libbpf-dev file:/usr/include/bpf/libbpf.h
 build libelf-dev file:/usr/include/libelf.h
 build libdw-dev file:/usr/include/elfutils/libdwfl.h
 build zlib1g-dev file:/usr/include/zlib.h
+build liblzma-dev file:/usr/include/lzma.h
+build libdebuginfod-dev file:/usr/include/elfutils/debuginfod.h
 build make cmd:make
 build gcc cmd:gcc
-static liblzma-dev file:/usr/include/lzma.h
-static libbz2-dev file:/usr/include/bzlib.h
 test bats cmd:bats
 test bats-support file:/usr/lib/bats/bats-support/load.bash
 test bats-assert file:/usr/lib/bats/bats-assert/load.bash

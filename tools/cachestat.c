@@ -455,7 +455,7 @@ static int report_processes(struct cachestat_bpf *obj, const struct report_info 
 		 * The kernel side names a process at its first event, which
 		 * for a new one is often before its exec; prefer its name now.
 		 */
-		if (!proc__pid_exists(rows[i].pid)) {
+		if (proc__exists(rows[i].pid)) {
 			proc__comm(rows[i].pid, comm, sizeof(comm));
 			if (comm[0] != '[')
 				memcpy(rows[i].p.comm, comm, sizeof(comm));
@@ -517,7 +517,7 @@ int main(int argc, char **argv)
 		cli.interval = 1;	/* bcc prints every second by default */
 	if (tool__check_privileges())
 		return EXIT_RUNTIME;
-	if (env.pid && proc__pid_exists(env.pid)) {
+	if (env.pid && !proc__exists(env.pid)) {
 		pr_err("pid %d: no such process", env.pid);
 		return EXIT_RUNTIME;
 	}

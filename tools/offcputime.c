@@ -60,6 +60,7 @@ static void configure(struct offcputime_bpf *obj)
 	bool btf = probe__tp_btf("sched_switch");
 
 	obj->rodata->filter = offcpu__filter();
+	obj->rodata->stack_seed = stacks__seed();
 	bpf_map__set_max_entries(obj->maps.stacks, offcpu.stack_storage);
 	bpf_program__set_autoload(obj->progs.offcputime_switch, btf);
 	bpf_program__set_autoload(obj->progs.offcputime_raw_switch, !btf);
@@ -77,7 +78,7 @@ int main(int argc, char **argv)
 	cli__parse(&cli, argc, argv);
 	if (tool__check_privileges())
 		return EXIT_RUNTIME;
-	if (offcpu__check_target())
+	if (offcpu__check_target() || offcpu__check_files())
 		return EXIT_RUNTIME;
 	o.syms = syms__new();
 	o.obj = offcputime_bpf__open();
@@ -85,6 +86,10 @@ int main(int argc, char **argv)
 		tool__report_bpf_error("open BPF object", -errno);
 		syms__free(o.syms);
 		return EXIT_RUNTIME;
+	}
+	if (offcpu.debuginfod && syms__use_debuginfod(o.syms, offcpu.debuginfod)) {
+		err = -EINVAL;
+		goto out;
 	}
 	configure(o.obj);
 	err = tool__load(o.obj->skeleton);
@@ -122,9 +127,9 @@ int main(int argc, char **argv)
 	o.pids = offcpu__follow_pids(bpf_map__fd(o.obj->maps.new_pids), o.syms);
 	run.events = o.pids;
 	err = run__loop(&run);
-	if (err)
-		pr_err("cannot read the maps: %s", strerror(-err));
-	offcpu__warn_lost(&o.obj->bss->lost, o.report.stacks, o.obj->maps.totals, "off-CPU periods", "stacks");
+	offcpu__warn_lost(&o.obj->bss->lost, o.report.stacks, o.obj->maps.totals,
+			  "off-CPU periods", "stacks");
+	syms__warn_losses(o.syms);
 out:
 	ring_buffer__free(o.pids);
 	stacks__free(o.report.stacks);

@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 
 #include "cli.h"
+#include "escape.h"
 #include "json.h"
 #include "offcpu_opts.h"
 #include "probe.h"
@@ -37,173 +38,106 @@ static struct cli cli = {
 struct offwake {
 	struct offwaketime_bpf *obj;
 	struct syms *syms;
-	struct stacks *stacks;
 	struct ring_buffer *pids;
+	struct stackreport report;
 };
-
-struct record {
-	struct offwake_key key;
-	__u64 total;
-};
-
-/* Leaf-first frames of one thread's stacks: kernel, then [delimiter], then user. */
-struct thread_stack {
-	struct frame f[2 * STACKS_MAX_DEPTH + 1];
-	int n;
-};
-
-static void read_thread(struct offwake *o, pid_t tgid, int ustack, int kstack,
-			struct thread_stack *ts)
-{
-	struct frame user[STACKS_MAX_DEPTH];
-	int nk = 0, nu = 0;
-
-	ts->n = 0;
-	if (!offcpu.user_only)
-		nk = stacks__kernel(o->stacks, kstack, ts->f);
-	if (!offcpu.kernel_only)
-		nu = stacks__user(o->stacks, tgid, ustack, user);
-	ts->n = nk;
-	if (offcpu.delimit && nk && nu)
-		ts->f[ts->n++] = (struct frame){ .name = "-", .kind = FRAME_SEPARATOR };
-	for (int i = 0; i < nu; i++)
-		ts->f[ts->n++] = user[i];
-}
-
-static int cmp_record(const void *a, const void *b)
-{
-	const struct record *x = a, *y = b;
-
-	return (x->total > y->total) - (x->total < y->total);
-}
-
-/* A safety net for pids the ring buffer could not announce (it was full). */
-static int tick(void *ctx)
-{
-	struct offwake *o = ctx;
-	int fd = bpf_map__fd(o->obj->maps.totals);
-	struct offwake_key key, *prev = NULL;
-
-	while (!bpf_map_get_next_key(fd, prev, &key)) {
-		syms__track_pid(o->syms, key.target_tgid);
-		syms__track_pid(o->syms, key.waker_tgid);
-		prev = &key;
-	}
-	return 0;
-}
 
 /*
  * bcc's fold: target name, the target's stack from its root down to where it
  * blocked, "--", then the waker's stack from where it woke the target back
  * up to its root, and the waker's name on top.
  */
-static size_t fold(const struct record *r, const struct thread_stack *t,
-		   const struct thread_stack *w, struct frame *out)
+static size_t fold(struct stackreport *r, const void *k, struct frame *out)
 {
+	const struct offwake_key *key = k;
+	static struct frame t[2 * STACKS_MAX_DEPTH + 1], w[2 * STACKS_MAX_DEPTH + 1];
+	size_t nt = stackreport__thread(r, &key->target_proc, key->target_user_stack,
+					key->target_kernel_stack, t);
+	size_t nw = stackreport__thread(r, &key->waker_proc, key->waker_user_stack,
+					key->waker_kernel_stack, w);
 	size_t n = 0;
 
-	out[n++] = (struct frame){ .name = r->key.target, .kind = FRAME_ROOT };
-	for (int i = t->n - 1; i >= 0; i--)
-		out[n++] = t->f[i];
+	out[n++] = (struct frame){ .name = key->target, .kind = FRAME_ROOT };
+	for (size_t i = nt; i-- > 0;)
+		out[n++] = t[i];
 	out[n++] = (struct frame){ .name = "--", .kind = FRAME_SEPARATOR };
-	for (int i = 0; i < w->n; i++)
-		out[n++] = w->f[i];
-	out[n++] = (struct frame){ .name = r->key.waker, .kind = FRAME_ROOT };
+	for (size_t i = 0; i < nw; i++)
+		out[n++] = w[i];
+	out[n++] = (struct frame){ .name = key->waker, .kind = FRAME_ROOT };
 	return n;
 }
 
-static void print_record(struct offwake *o, const struct record *r, struct stackset *set,
-			 bool text)
+static void print_frames(const struct frame *f, size_t n)
 {
-	static struct thread_stack t, w;
-	static struct frame f[4 * STACKS_MAX_DEPTH + 8];
-	size_t n;
-
-	read_thread(o, r->key.target_tgid, r->key.target_user_stack, r->key.target_kernel_stack, &t);
-	read_thread(o, r->key.waker_tgid, r->key.waker_user_stack, r->key.waker_kernel_stack, &w);
-	n = fold(r, &t, &w, f);
-	if (set)
-		stackset__add(set, f, n, r->total);
-	if (!text)
-		return;
-	if (cli.json) {
-		struct json j;
-
-		json__begin_line(&j, stdout);
-		json__str(&j, "target", r->key.target);
-		json__u64(&j, "target_pid", r->key.target_pid);
-		json__str(&j, "waker", r->key.waker);
-		json__u64(&j, "waker_pid", r->key.waker_pid);
-		json__u64(&j, "total_us", r->total);
-		json__begin_array(&j, "frames");	/* the folded line's, without the names */
-		for (size_t i = 1; i + 1 < n; i++)
-			json__str(&j, NULL, f[i].name);
-		json__end_array(&j);
-		json__end_line(&j);
-		return;
+	for (size_t i = 0; i < n; i++) {
+		fputs("    ", stdout);
+		escape__print(stdout, f[i].name, ESCAPE_TEXT);
+		putchar('\n');
 	}
-	printf("    %-16s %s %u\n", "waker:", r->key.waker, r->key.waker_pid);
-	for (int i = 0; i < w.n; i++)
-		printf("    %s\n", w.f[i].name);
+}
+
+static void print_name(const char *what, const char *comm, __u32 tid)
+{
+	printf("    %-16s ", what);
+	escape__print(stdout, comm, ESCAPE_TEXT);
+	printf(" %u\n", tid);
+}
+
+/* bcc's layout: the waker's stack, "--", the target's stack, then the time. */
+static void print_text(struct stackreport *r, const void *k, uint64_t total)
+{
+	const struct offwake_key *key = k;
+	static struct frame f[2 * STACKS_MAX_DEPTH + 1];
+
+	print_name("waker:", key->waker, key->waker_tid);
+	print_frames(f, stackreport__thread(r, &key->waker_proc, key->waker_user_stack,
+					    key->waker_kernel_stack, f));
 	printf("    %-16s %s\n", "--", "--");
-	for (int i = 0; i < t.n; i++)
-		printf("    %s\n", t.f[i].name);
-	printf("    %-16s %s %u\n", "target:", r->key.target, r->key.target_pid);
-	printf("        %llu\n\n", (unsigned long long)r->total);
+	print_frames(f, stackreport__thread(r, &key->target_proc, key->target_user_stack,
+					    key->target_kernel_stack, f));
+	print_name("target:", key->target, key->target_tid);
+	printf("        %llu\n\n", (unsigned long long)total);
+}
+
+static void json_fields(struct stackreport *r, const void *k, uint64_t total, struct json *j)
+{
+	const struct offwake_key *key = k;
+
+	json__str(j, "target", key->target);
+	json__u64(j, "target_pid", key->target_tid);
+	json__str(j, "waker", key->waker);
+	json__u64(j, "waker_pid", key->waker_tid);
+	json__u64(j, "total_us", total);
+}
+
+static void track(struct stackreport *r, const void *k)
+{
+	const struct offwake_key *key = k;
+
+	if (r->kernel_only)
+		return;
+	if (key->target_user_stack != STACK_NONE)
+		syms__track(r->syms, &key->target_proc);
+	if (key->waker_user_stack != STACK_NONE)
+		syms__track(r->syms, &key->waker_proc);
+}
+
+static const struct stackreport_ops ops = {
+	.fold = fold,
+	.print_text = print_text,
+	.json_fields = json_fields,
+	.track = track,
+};
+
+/* A safety net for pids the ring buffer could not announce (it was full). */
+static int tick(void *ctx)
+{
+	return stackreport__track(&((struct offwake *)ctx)->report);
 }
 
 static int report(void *ctx, const struct report_info *info)
 {
-	struct offwake *o = ctx;
-	int fd = bpf_map__fd(o->obj->maps.totals);
-	struct offwake_key key, *prev = NULL;
-	struct stackset *set = NULL;
-	struct record *all = NULL;
-	size_t n = 0, cap = 0;
-
-	while (!bpf_map_get_next_key(fd, prev, &key)) {
-		if (n == cap) {
-			struct record *t;
-
-			cap = cap ? cap * 2 : 1024;
-			t = realloc(all, cap * sizeof(*t));
-			if (!t) {
-				free(all);
-				return -ENOMEM;
-			}
-			all = t;
-		}
-		all[n].key = key;
-		if (!bpf_map_lookup_elem(fd, &key, &all[n].total))
-			n++;
-		prev = &key;
-	}
-	if (n)
-		qsort(all, n, sizeof(*all), cmp_record);
-	if (offcpu.folded || offcpu.svg || offcpu.pprof)
-		set = stackset__new();
-	for (size_t i = 0; i < n; i++)
-		print_record(o, &all[i], set, !offcpu.folded);
-	if (set) {
-		struct flamegraph_opts fg = {
-			"Off-CPU time with wakers",
-			"offwaketime: blocked stack, --, the waker's stack reversed; microseconds", "us",
-		};
-		struct pprof_opts pp = {
-			.type = "offcpu", .unit = "microseconds", .period_type = "offcpu",
-			.period_unit = "microseconds", .period = 1,
-			.time_nanos = (int64_t)time(NULL) * 1000000000,
-		};
-
-		stackset__sort(set);
-		if (offcpu.folded)
-			stackset__write_folded(set, stdout);
-		fflush(stdout);
-		stackreport__write_files(set, offcpu.svg, offcpu.pprof, &fg, &pp);
-		stackset__free(set);
-	}
-	free(all);
-	return 0;
+	return stackreport__print(&((struct offwake *)ctx)->report);
 }
 
 int main(int argc, char **argv)
@@ -216,7 +150,7 @@ int main(int argc, char **argv)
 	cli__parse(&cli, argc, argv);
 	if (tool__check_privileges())
 		return EXIT_RUNTIME;
-	if (offcpu__check_target())
+	if (offcpu__check_target() || offcpu__check_files())
 		return EXIT_RUNTIME;
 	o.syms = syms__new();
 	o.obj = offwaketime_bpf__open();
@@ -225,8 +159,13 @@ int main(int argc, char **argv)
 		syms__free(o.syms);
 		return EXIT_RUNTIME;
 	}
+	if (offcpu.debuginfod && syms__use_debuginfod(o.syms, offcpu.debuginfod)) {
+		err = -EINVAL;
+		goto out;
+	}
 	btf = probe__tp_btf("sched_switch") && probe__tp_btf("sched_waking");
 	o.obj->rodata->filter = offcpu__filter();
+	o.obj->rodata->stack_seed = stacks__seed();
 	bpf_map__set_max_entries(o.obj->maps.stacks, offcpu.stack_storage);
 	bpf_program__set_autoload(o.obj->progs.offwaketime_switch, btf);
 	bpf_program__set_autoload(o.obj->progs.offwaketime_waking, btf);
@@ -241,8 +180,27 @@ int main(int argc, char **argv)
 		err = tool__attach(o.obj->skeleton);
 	if (err)
 		goto out;
-	o.stacks = stacks__new(o.syms, bpf_map__fd(o.obj->maps.stacks));
-	if (!o.stacks) {
+	o.report = (struct stackreport){
+		.cli = &cli,
+		.syms = o.syms,
+		.stacks = stacks__new(o.syms, bpf_map__fd(o.obj->maps.stacks)),
+		.counts_fd = bpf_map__fd(o.obj->maps.totals),
+		.key_size = sizeof(struct offwake_key),
+		.ops = &ops,
+		.user_only = offcpu.user_only,
+		.kernel_only = offcpu.kernel_only,
+		.delimit = offcpu.delimit,
+		.folded = offcpu.folded,
+		.svg = offcpu.svg,
+		.pprof = offcpu.pprof,
+		.flamegraph = { "Off-CPU time with wakers",
+			"offwaketime: blocked stack, --, the waker's stack reversed; microseconds",
+			"us" },
+		.profile = { .type = "offcpu", .unit = "microseconds", .period_type = "offcpu",
+			     .period_unit = "microseconds", .period = 1,
+			     .time_nanos = (int64_t)time(NULL) * 1000000000 },
+	};
+	if (!o.report.stacks) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -254,12 +212,12 @@ int main(int argc, char **argv)
 	o.pids = offcpu__follow_pids(bpf_map__fd(o.obj->maps.new_pids), o.syms);
 	run.events = o.pids;
 	err = run__loop(&run);
-	if (err)
-		pr_err("cannot read the maps: %s", strerror(-err));
-	offcpu__warn_lost(&o.obj->bss->lost, o.stacks, o.obj->maps.totals, "blocked periods", "stack pairs");
+	offcpu__warn_lost(&o.obj->bss->lost, o.report.stacks, o.obj->maps.totals,
+			  "blocked periods", "stack pairs");
+	syms__warn_losses(o.syms);
 out:
 	ring_buffer__free(o.pids);
-	stacks__free(o.stacks);
+	stacks__free(o.report.stacks);
 	offwaketime_bpf__destroy(o.obj);
 	syms__free(o.syms);
 	return err ? EXIT_RUNTIME : EXIT_OK;

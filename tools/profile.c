@@ -24,12 +24,13 @@
 #include "profile.skel.h"
 
 enum { KEY_STACK_STORAGE = CLI_KEY_TOOL, KEY_HASH_STORAGE, KEY_CGROUP, KEY_SVG, KEY_PPROF,
-       KEY_CYCLES };
+       KEY_CYCLES, KEY_DEBUGINFOD };
 
 static struct env {
 	pid_t pid, tid;
 	bool user_only, kernel_only, delimit, no_delimit, annotate, idle, folded, cycles, freq_set;
 	unsigned long freq, period, stack_storage, hash_storage;
+	unsigned int debuginfod;
 	int cpu;
 	const char *cgroup, *svg, *pprof;
 } env = { .freq = 49, .stack_storage = 16384, .hash_storage = 40960, .cpu = -1 };
@@ -53,6 +54,9 @@ static const struct argp_option options[] = {
 	{ "svg", KEY_SVG, "FILE", 0, "Also write an interactive flame graph to FILE" },
 	{ "pprof", KEY_PPROF, "FILE", 0, "Also write a gzipped pprof profile to FILE" },
 	{ "cycles", KEY_CYCLES, NULL, 0, "Sample CPU cycles (hardware) instead of the CPU clock" },
+	{ "debuginfod", KEY_DEBUGINFOD, "SECONDS", OPTION_ARG_OPTIONAL,
+	  "Fetch missing debug files from $DEBUGINFOD_URLS, for at most SECONDS in all "
+	  "(default 30)" },
 	{},
 };
 
@@ -84,7 +88,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case KEY_SVG: env.svg = arg; break;
 	case KEY_PPROF: env.pprof = arg; break;
 	case KEY_CYCLES: env.cycles = true; break;
+	case KEY_DEBUGINFOD:
+		env.debuginfod = arg ? cli__parse_ulong(state, "debuginfod time", arg, 1, 3600) : 30;
+		break;
 	case ARGP_KEY_END:
+		stackreport__check_args(state, env.svg, env.pprof,
+					env.folded || ((struct cli *)state->input)->json);
 		if (env.user_only && env.kernel_only)
 			argp_error(state, "-U and -K exclude each other");
 		if (env.period && env.freq_set)
@@ -156,8 +165,8 @@ static void report_losses(struct profile *p)
 	unsigned long long unread = stacks__missed(p->report.stacks);
 
 	if (user + kernel)
-		pr_warn("%llu stack traces lost (%llu user, %llu kernel): the stack map was full "
-			"or had hash collisions; raise --stack-storage-size (now %lu)",
+		pr_warn("%llu stack traces lost (%llu user, %llu kernel): the stack map was full; "
+			"raise --stack-storage-size (now %lu)",
 			user + kernel, user, kernel, env.stack_storage);
 	else if (unread)
 		pr_warn("%llu stack traces lost: raise --stack-storage-size (now %lu)",
@@ -166,22 +175,6 @@ static void report_losses(struct profile *p)
 		pr_warn("%llu samples dropped: more than %lu distinct stacks; "
 			"raise --hash-storage-size", (unsigned long long)p->obj->bss->lost_samples,
 			env.hash_storage);
-}
-
-/* Fails early, before a long profile, when an output file cannot be written. */
-static int check_writable(const char *path)
-{
-	FILE *f;
-
-	if (!path)
-		return 0;
-	f = fopen(path, "a");
-	if (!f) {
-		pr_err("cannot write %s: %s", path, strerror(errno));
-		return -errno;
-	}
-	fclose(f);
-	return 0;
 }
 
 static void banner(void)
@@ -235,15 +228,15 @@ int main(int argc, char **argv)
 	cli__parse(&cli, argc, argv);
 	if (tool__check_privileges())
 		return EXIT_RUNTIME;
-	if (env.pid && proc__pid_exists(env.pid)) {
+	if (env.pid && !proc__exists(env.pid)) {
 		pr_err("pid %d: no such process", env.pid);
 		return EXIT_RUNTIME;
 	}
-	if (env.tid && proc__pid_exists(env.tid)) {
+	if (env.tid && !proc__exists(env.tid)) {
 		pr_err("tid %d: no such thread", env.tid);
 		return EXIT_RUNTIME;
 	}
-	if (check_writable(env.svg) || check_writable(env.pprof))
+	if (stackreport__check_files(env.svg, env.pprof))
 		return EXIT_RUNTIME;
 	p.syms = syms__new();
 	p.obj = profile_bpf__open();
@@ -252,6 +245,11 @@ int main(int argc, char **argv)
 		syms__free(p.syms);
 		return EXIT_RUNTIME;
 	}
+	if (env.debuginfod && syms__use_debuginfod(p.syms, env.debuginfod)) {
+		err = -EINVAL;
+		goto out;
+	}
+	p.obj->rodata->stack_seed = stacks__seed();
 	p.obj->rodata->target_tgid = env.pid;
 	p.obj->rodata->target_tid = env.tid;
 	p.obj->rodata->include_idle = env.idle;
@@ -331,9 +329,8 @@ int main(int argc, char **argv)
 	run.ctx = &p;
 	run.events = p.pids;
 	err = run__loop(&run);
-	if (err)
-		pr_err("cannot read the maps: %s", strerror(-err));
 	report_losses(&p);
+	syms__warn_losses(p.syms);
 out:
 	sampler__free(p.sampler);
 	ring_buffer__free(p.pids);

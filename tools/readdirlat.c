@@ -319,7 +319,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "readdirlat: --min-us prints calls; -S, -P and -D are ignored\n");
 	if (tool__check_privileges())
 		return EXIT_RUNTIME;
-	if (env.pid && proc__pid_exists(env.pid)) {
+	if (env.pid && !proc__exists(env.pid)) {
 		pr_err("pid %d: no such process", env.pid);
 		return EXIT_RUNTIME;
 	}

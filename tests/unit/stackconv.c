@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "flamegraph.h"
+#include "outfile.h"
 #include "pprof.h"
 #include "stackset.h"
 
@@ -61,7 +62,7 @@ static int read_folded(struct stackset *s, FILE *in)
 int main(int argc, char **argv)
 {
 	struct stackset *s = stackset__new();
-	const char *out = argc > 2 ? argv[2] : "/dev/stdout";
+	struct outfile *o = NULL;
 	int err;
 
 	if (argc < 2 || !s || read_folded(s, stdin)) {
@@ -69,26 +70,32 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	stackset__sort(s);
+	if (strcmp(argv[1], "folded") && !(o = outfile__open(argc > 2 ? argv[2] : "-")))
+		return 1;
 	if (!strcmp(argv[1], "folded")) {
 		err = stackset__write_folded(s, stdout);
 	} else if (!strcmp(argv[1], "svg")) {
-		struct flamegraph_opts o = { "Test Flame Graph", "stackconv <test & \"input\">",
+		struct flamegraph_opts fo = { "Test Flame Graph", "stackconv <test & \"input\">",
 					     "samples" };
 
-		err = flamegraph__write(s, out, &o);
+		err = flamegraph__write(s, outfile__stream(o), &fo);
 	} else if (!strcmp(argv[1], "pprof")) {
-		struct pprof_opts o = {
+		struct pprof_opts po = {
 			.type = "samples", .unit = "count", .type2 = "cpu", .unit2 = "nanoseconds",
 			.scale = 10000000, .period_type = "cpu", .period_unit = "nanoseconds",
 			.period = 10000000, .time_nanos = 1700000000000000000LL,
 			.duration_nanos = 2000000000,
 		};
 
-		err = pprof__write(s, out, &o);
+		err = pprof__write(s, outfile__stream(o), &po);
 	} else {
 		fprintf(stderr, "stackconv: unknown format '%s'\n", argv[1]);
 		return 2;
 	}
+	if (o && !err)
+		err = outfile__commit(o);
+	else if (o)
+		outfile__discard(o);
 	stackset__free(s);
 	if (err) {
 		fprintf(stderr, "stackconv: cannot write: %s\n", strerror(-err));

@@ -38,7 +38,8 @@ int main(int argc, char **argv)
 		double t0 = now();
 
 		while (f && fscanf(f, "%llx", &addr) == 1) {
-			int err = pid ? syms__user(s, pid, addr, &si) : syms__kernel(s, addr, &si);
+			struct proc_key k = { .tgid = pid };
+			int err = pid ? syms__user(s, &k, addr, &si) : syms__kernel(s, addr, &si);
 
 			named += !err;
 			n++;
@@ -48,11 +49,12 @@ int main(int argc, char **argv)
 	}
 	for (int i = 2; i < argc; i++) {
 		unsigned long long addr = strtoull(argv[i], NULL, 16);
+		struct proc_key k = { .tgid = atoi(argv[1]) };
 
 		if (!strcmp(argv[1], "-k"))
 			syms__kernel(s, addr, &si);
 		else
-			syms__user(s, atoi(argv[1]), addr, &si);
+			syms__user(s, &k, addr, &si);
 		sym_info__format(&si, buf, sizeof(buf), SYM_FMT_OFFSET | SYM_FMT_MODULE);
 		printf("%s\n", buf);
 	}

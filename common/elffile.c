@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* ELF segments, symbols, build-id, debuglink and MiniDebugInfo through libelf, within set bounds. */
+#include <errno.h>
+#include <lzma.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elffile.h"
+#include "symtab.h"
+
+static void init_libelf(void)
+{
+	static bool done;
+
+	if (!done) {
+		elf_version(EV_CURRENT);
+		done = true;
+	}
+}
+
+/*
+ * ELF_C_READ, not ELF_C_READ_MMAP: libelf then reads what is asked for
+ * with pread, so a file truncated under us fails a read instead of killing
+ * the tool with SIGBUS.
+ */
+int elffile__begin(int fd, Elf **out)
+{
+	unsigned char magic[SELFMAG];
+	Elf *elf;
+
+	init_libelf();
+	/* libelf itself would take an archive; libdwfl would even inflate an xz bomb. */
+	if (pread(fd, magic, SELFMAG, 0) != SELFMAG || memcmp(magic, ELFMAG, SELFMAG))
+		return -ENOEXEC;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	if (elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) == ELFCLASSNONE) {
+		elf_end(elf);
+		return -ENOEXEC;
+	}
+	*out = elf;
+	return 0;
+}
+
+int elffile__memory(void *buf, size_t len, Elf **out)
+{
+	Elf *elf;
+
+	init_libelf();
+	if (len < SELFMAG || memcmp(buf, ELFMAG, SELFMAG))
+		return -ENOEXEC;
+	elf = elf_memory(buf, len);
+	if (!elf)
+		return -ENOEXEC;
+	if (elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) == ELFCLASSNONE) {
+		elf_end(elf);
+		return -ENOEXEC;
+	}
+	*out = elf;
+	return 0;
+}
+
+int elffile__segments(Elf *elf, struct elf_segment **out, size_t *nout)
+{
+	struct elf_segment *segs;
+	size_t nph, n = 0;
+
+	if (elf_getphdrnum(elf, &nph))
+		return -ENOEXEC;
+	segs = calloc(nph ? nph : 1, sizeof(*segs));
+	if (!segs)
+		return -ENOMEM;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD)
+			segs[n++] = (struct elf_segment){ ph.p_offset, ph.p_vaddr, ph.p_filesz,
+							  ph.p_flags & PF_X };
+	}
+	*out = segs;
+	*nout = n;
+	return 0;
+}
+
+/* The index of the section names' table, if it is of a size to read whole. */
+static int section_names(Elf *elf, size_t *shstrndx)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+
+	if (elf_getshdrstrndx(elf, shstrndx) || !(scn = elf_getscn(elf, *shstrndx)) ||
+	    !gelf_getshdr(scn, &sh) || sh.sh_size > ELFFILE_MAX_TABLE)
+		return -EINVAL;
+	return 0;
+}
+
+/* A section of @type or @name, with its header, if its size is within @max. */
+static Elf_Scn *find_section(Elf *elf, GElf_Word type, const char *name, GElf_Shdr *sh,
+			     size_t max)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (name && section_names(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, sh))
+			continue;
+		if (type != SHT_NULL && sh->sh_type != type)
+			continue;
+		if (name && (!(n = elf_strptr(elf, shstrndx, sh->sh_name)) || strcmp(n, name)))
+			continue;
+		if (sh->sh_type == SHT_NOBITS || sh->sh_size > max ||
+		    (sh->sh_flags & SHF_COMPRESSED))
+			return NULL;
+		return scn;
+	}
+	return NULL;
+}
+
+bool elffile__has_section_type(Elf *elf, GElf_Word type)
+{
+	GElf_Shdr sh;
+
+	return find_section(elf, type, NULL, &sh, SIZE_MAX);
+}
+
+bool elffile__has_section(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (section_names(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (gelf_getshdr(scn, &sh) && (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(n, name))
+			return sh.sh_type != SHT_NOBITS;
+	}
+	return false;
+}
+
+/* The build-id note in @data, if there is one. */
+static int note_build_id(Elf_Data *data, unsigned char *id, size_t size)
+{
+	size_t off = 0, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    !memcmp((char *)data->d_buf + name_off, "GNU", 4) && nh.n_descsz &&
+		    nh.n_descsz <= size) {
+			memcpy(id, (char *)data->d_buf + desc_off, nh.n_descsz);
+			return nh.n_descsz;
+		}
+	}
+	return -ENOENT;
+}
+
+int elffile__build_id(Elf *elf, unsigned char *id, size_t size)
+{
+	Elf_Scn *scn = NULL;
+	size_t nph;
+	GElf_Shdr sh;
+	int len;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || sh.sh_size > 65536 ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		len = note_build_id(data, id, size);
+		if (len > 0)
+			return len;
+	}
+	/* Section headers can be stripped away; the program headers then still say. */
+	if (elf_getphdrnum(elf, &nph))
+		return -ENOENT;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		Elf_Data *data;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_NOTE || ph.p_filesz > 65536)
+			continue;
+		data = elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+		if (data && (len = note_build_id(data, id, size)) > 0)
+			return len;
+	}
+	return -ENOENT;
+}
+
+int elffile__debuglink(Elf *elf, char *name, size_t size, uint32_t *crc)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = find_section(elf, SHT_NULL, ".gnu_debuglink", &sh, 4096);
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+	const char *s;
+	size_t len, at;
+
+	if (!data || !data->d_buf)
+		return -ENOENT;
+	s = data->d_buf;
+	len = strnlen(s, data->d_size);
+	at = (len + 4) & ~(size_t)3;	/* the CRC follows the name, 4-aligned */
+	if (len == data->d_size || at + 4 > data->d_size || !len || len >= size)
+		return -EINVAL;
+	/* A name chosen by whoever built the binary: a file name, never a path. */
+	if (memchr(s, '/', len) || !strcmp(s, ".") || !strcmp(s, ".."))
+		return -EINVAL;
+	memcpy(name, s, len + 1);
+	memcpy(crc, s + at, 4);
+	if (elf_getident(elf, NULL)[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ?
+						 ELFDATA2LSB : ELFDATA2MSB))
+		*crc = __builtin_bswap32(*crc);
+	return 0;
+}
+
+int elffile__symbols(Elf *elf, GElf_Word type, struct symtab *t)
+{
+	GElf_Shdr sh, strsh;
+	Elf_Scn *scn = find_section(elf, type, NULL, &sh, ELFFILE_MAX_TABLE), *strscn;
+	Elf_Data *data;
+	size_t n;
+	int added = 0, err;
+
+	if (!scn)
+		return -ENOENT;
+	/* The names' table is read whole by elf_strptr(): bound it first. */
+	strscn = elf_getscn(elf, sh.sh_link);
+	if (!strscn || !gelf_getshdr(strscn, &strsh) || strsh.sh_type != SHT_STRTAB ||
+	    strsh.sh_size > ELFFILE_MAX_TABLE || (strsh.sh_flags & SHF_COMPRESSED))
+		return -EINVAL;
+	data = elf_getdata(scn, NULL);
+	if (!data || !sh.sh_entsize)
+		return -EINVAL;
+	n = sh.sh_size / sh.sh_entsize;
+	for (size_t i = 1; i < n; i++) {
+		const char *name;
+		GElf_Sym sym;
+		int kind;
+
+		if (!gelf_getsym(data, i, &sym))
+			break;
+		kind = GELF_ST_TYPE(sym.st_info);
+		if ((kind != STT_FUNC && kind != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+		    !sym.st_value)
+			continue;
+		name = elf_strptr(elf, sh.sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		err = symtab__add(t, sym.st_value, sym.st_size, name);
+		if (err)
+			return added ? added : err;
+		added++;
+	}
+	return added;
+}
+
+int elffile__debugdata(Elf *elf, void **out, size_t *outlen)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = find_section(elf, SHT_PROGBITS, ".gnu_debugdata", &sh, ELFFILE_MAX_DEBUGDATA);
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+	lzma_stream z = LZMA_STREAM_INIT;
+	size_t cap = 1 << 20, len = 0;
+	uint8_t *buf = NULL, *t;
+	lzma_ret ret;
+	int err = 0;
+
+	if (!data || !data->d_buf || !data->d_size)
+		return -ENOENT;
+	/* The decoder's own memory is bounded as well as what it writes. */
+	if (lzma_stream_decoder(&z, 256u << 20, 0) != LZMA_OK)
+		return -ENOMEM;
+	z.next_in = data->d_buf;
+	z.avail_in = data->d_size;
+	do {
+		if (len == cap || !buf) {
+			if (buf && cap >= ELFFILE_MAX_DEBUGDATA) {
+				err = -EFBIG;
+				break;
+			}
+			if (buf)
+				cap = cap * 2 < ELFFILE_MAX_DEBUGDATA ? cap * 2 : ELFFILE_MAX_DEBUGDATA;
+			t = realloc(buf, cap);
+			if (!t) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = t;
+		}
+		z.next_out = buf + len;
+		z.avail_out = cap - len;
+		ret = lzma_code(&z, LZMA_FINISH);
+		len = cap - z.avail_out;
+		if (ret != LZMA_OK && ret != LZMA_STREAM_END) {
+			err = ret == LZMA_MEMLIMIT_ERROR || ret == LZMA_MEM_ERROR ? -ENOMEM : -EINVAL;
+			break;
+		}
+		if (ret == LZMA_OK && !z.avail_in && z.avail_out) {
+			err = -EINVAL;	/* the input ended mid-stream */
+			break;
+		}
+	} while (ret != LZMA_STREAM_END);
+	lzma_end(&z);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*out = buf;
+	*outlen = len;
+	return 0;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Reading ELF files other users control: by pread, never mmap, with every size bounded. */
+#ifndef BPFSCOPE_ELFFILE_H
+#define BPFSCOPE_ELFFILE_H
+
+#include <gelf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct symtab;
+
+/* The largest symbol or string table read, and what MiniDebugInfo may inflate to. */
+#define ELFFILE_MAX_TABLE (256u << 20)
+#define ELFFILE_MAX_DEBUGDATA (64u << 20)
+
+/* A loadable segment: file offsets [offset, offset + filesz) sit at vaddr. */
+struct elf_segment {
+	uint64_t offset, vaddr, filesz;
+	bool exec;
+};
+
+/*
+ * Opens the ELF file on @fd (which stays the caller's, and must stay open
+ * while the handle is used). Anything but an ELF file, compressed ones
+ * included, is refused: -ENOEXEC.
+ */
+int elffile__begin(int fd, Elf **elf);
+
+/* The same for an image in memory, e.g. inflated MiniDebugInfo. */
+int elffile__memory(void *buf, size_t len, Elf **elf);
+
+/* Its PT_LOAD segments, in a new array. 0 or negative errno. */
+int elffile__segments(Elf *elf, struct elf_segment **segs, size_t *n);
+
+/* Its GNU build-id into @id; the length, or -ENOENT. */
+int elffile__build_id(Elf *elf, unsigned char *id, size_t size);
+
+/*
+ * Its .gnu_debuglink: the debug file's name (a plain name, never a path:
+ * one with '/' or "..", or not terminated, is -EINVAL) and CRC. 0 or
+ * negative errno.
+ */
+int elffile__debuglink(Elf *elf, char *name, size_t size, uint32_t *crc);
+
+/* Has it a .symtab (is it unstripped)? Has it any DWARF (.debug_info)? */
+bool elffile__has_section_type(Elf *elf, GElf_Word type);
+bool elffile__has_section(Elf *elf, const char *name);
+
+/*
+ * Adds the function symbols (defined STT_FUNC and STT_GNU_IFUNC) of its
+ * section of type @type (SHT_SYMTAB or SHT_DYNSYM) to @t. The number
+ * added, or negative errno.
+ */
+int elffile__symbols(Elf *elf, GElf_Word type, struct symtab *t);
+
+/*
+ * Its MiniDebugInfo (.gnu_debugdata), inflated into a new buffer of at most
+ * ELFFILE_MAX_DEBUGDATA bytes. -ENOENT without one, -EFBIG when it would
+ * inflate to more, -EINVAL when it is not xz.
+ */
+int elffile__debugdata(Elf *elf, void **buf, size_t *len);
+
+#endif

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Sorted function symbols with their names in a few large blocks. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symtab.h"
+
+#define CHUNK_MIN (64 << 10)
+
+/* Copies @len bytes of @name, terminated, into the table's storage. */
+static const char *keep(struct symtab *t, const char *name, size_t len)
+{
+	char *p;
+
+	if (!t->nchunks || t->chunk_used + len + 1 > t->chunk_size) {
+		size_t size = len + 1 > CHUNK_MIN ? len + 1 : CHUNK_MIN;
+		char **v = realloc(t->chunks, (t->nchunks + 1) * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		t->chunks = v;
+		if (!(v[t->nchunks] = malloc(size)))
+			return NULL;
+		t->nchunks++;
+		t->chunk_used = 0;
+		t->chunk_size = size;
+		t->bytes += size;
+	}
+	p = t->chunks[t->nchunks - 1] + t->chunk_used;
+	memcpy(p, name, len);
+	p[len] = '\0';
+	t->chunk_used += len + 1;
+	return p;
+}
+
+int symtab__add(struct symtab *t, uint64_t addr, uint64_t size, const char *name)
+{
+	/* "read@GLIBC_2.2.5" and "read@@GLIBC_2.2.5" are read, as bcc and perf print them. */
+	size_t len = strcspn(name, "@");
+	const char *copy;
+
+	if (!len)
+		len = strlen(name);
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		struct sym *v;
+
+		if (t->n >= SYMTAB_MAX_SYMS)
+			return -E2BIG;
+		v = realloc(t->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		t->bytes += (cap - t->cap) * sizeof(*v);
+		t->v = v;
+		t->cap = cap;
+	}
+	copy = keep(t, name, len);
+	if (!copy)
+		return -ENOMEM;
+	t->v[t->n++] = (struct sym){ addr, size, copy };
+	return 0;
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+	size_t lx, ly;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if ((x->size != 0) != (y->size != 0))
+		return x->size ? -1 : 1;
+	lx = strlen(x->name);
+	ly = strlen(y->name);
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	/* Equal lengths: by name, so the choice does not depend on table order. */
+	return strcmp(x->name, y->name);
+}
+
+void symtab__finish(struct symtab *t)
+{
+	size_t k = 0;
+
+	if (!t->n)
+		return;
+	qsort(t->v, t->n, sizeof(*t->v), cmp_sym);
+	for (size_t i = 0; i < t->n; i++)
+		if (!k || t->v[k - 1].addr != t->v[i].addr)
+			t->v[k++] = t->v[i];
+	t->n = k;
+}
+
+const struct sym *symtab__find(const struct symtab *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->n;
+	const struct sym *s;
+
+	if (!t->n || addr < t->v[0].addr)
+		return NULL;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->v[mid].addr <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	s = &t->v[lo];
+	return addr - s->addr < (s->size ? s->size : 1) ? s : NULL;
+}
+
+void symtab__free(struct symtab *t)
+{
+	for (size_t i = 0; i < t->nchunks; i++)
+		free(t->chunks[i]);
+	free(t->chunks);
+	free(t->v);
+	memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* A binary's function symbols: gathered from its symbol tables, sorted, found by bisection. */
+#ifndef BPFSCOPE_SYMTAB_H
+#define BPFSCOPE_SYMTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A function, at its link-time address. */
+struct sym {
+	uint64_t addr, size;
+	const char *name;	/* in the table's own storage, without "@VERSION" */
+};
+
+struct symtab {
+	struct sym *v;
+	size_t n, cap;
+	char **chunks;		/* name storage, in large blocks */
+	size_t nchunks, chunk_used, chunk_size;
+	size_t bytes;		/* what it holds, for the memory budget */
+};
+
+/* Adds a function; names are copied. 0, or -ENOMEM / -E2BIG past SYMTAB_MAX_SYMS. */
+int symtab__add(struct symtab *t, uint64_t addr, uint64_t size, const char *name);
+
+/* Sorts and keeps one symbol per address: of aliases one with a size, then the shortest name. */
+void symtab__finish(struct symtab *t);
+
+/*
+ * The function holding @addr, or NULL: past a function's size (or, for one
+ * without a size, past its address) is not that function.
+ */
+const struct sym *symtab__find(const struct symtab *t, uint64_t addr);
+
+void symtab__free(struct symtab *t);
+
+#define SYMTAB_MAX_SYMS (8u << 20)
+
+#endif

@@ -1,0 +1,141 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# The stack tools at a busy server's scale: thousands of distinct stacks
+# (tests/workloads/manystacks.c) through every output, and the stack set
+# itself with 100,000 (tests/unit/stackscale.c). Each run is bounded by a
+# timeout: a report that does not finish fails the test.
+
+load helpers
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	export HOME=$T GOCACHE=$T/gocache
+}
+
+teardown() {
+	stop_bg ${WPID:-} ${TPID:-}
+}
+
+# start_work MODE: manystacks in MODE over all 4,096 paths; sets WPID.
+start_work() {
+	"$WL/manystacks" "$1" 4096 "${2:-}" > "$T/work" &
+	WPID=$!
+	wait_for_line "$T/work" '^pid '
+}
+
+# check_files FOLDED SVG PPROF: three outputs of one run describe the same stacks.
+check_files() {
+	local total root pb
+	total=$(awk '{ n += $NF } END { print n + 0 }' "$1")
+	xmllint --noout "$2"
+	root=$(grep -o '<g class="f" data-v="[0-9]*"><title>all ' "$2" | grep -o '[0-9]*')
+	[ "$root" -eq "$total" ] || fail "svg root $root, folded total $total"
+	# -raw lists each sample's values: the first is the folded count.
+	pb=$(go tool pprof -raw "$3" 2>/dev/null |
+		awk '/^Samples:/ { s = 1 } /^Locations/ { s = 0 } s && /^ +[0-9]+( +[0-9]+)*: / { n += $1 }
+			END { print n + 0 }')
+	[ "$pb" -eq "$total" ] || fail "pprof total $pb, folded total $total"
+	# Every folded line is a distinct stack.
+	[ "$(cut -d' ' -f1 "$1" | sort | uniq -d | wc -l)" -eq 0 ] || fail "folded lines repeat"
+}
+
+@test "stack set: 100,000 distinct stacks added, sorted, added to again and written" {
+	run timeout 60 "$WL/unit/stackscale" 100000 "$T"
+	assert_success
+	echo "$output"
+	[ "$(wc -l < "$T/out.folded")" -eq 110000 ]
+	xmllint --noout "$T/out.svg"
+	run go tool pprof -top -nodecount=3 "$T/out.pb.gz"
+	assert_success
+	assert_output --partial "accounting for"
+}
+
+@test "profile: thousands of distinct stacks through folded, SVG, pprof and JSON" {
+	require_bpf
+	start_work spin 20
+	timeout 60 "$BIN/profile" -p "$WPID" -F 999 -f --svg "$T/p.svg" --pprof "$T/p.pb.gz" 4 \
+		> "$T/all" 2> "$T/err"
+	grep -E ';ms1_[ab];manystacks_burn' "$T/all" > "$T/folded" || true
+	n=$(wc -l < "$T/folded")
+	echo "$n distinct stacks through the leaf"
+	[ "$n" -gt 1024 ]
+	! grep -q 'lost\|Missed' "$T/err" "$T/all"
+	check_files "$T/all" "$T/p.svg" "$T/p.pb.gz"
+	# Each stack is the whole chain: main, then twelve levels, then the leaf.
+	run awk -F';' '/manystacks_burn/ && !/main;run_path;ms12_[ab];ms11_[ab];ms10_[ab];ms9_[ab];ms8_[ab];ms7_[ab];ms6_[ab];ms5_[ab];ms4_[ab];ms3_[ab];ms2_[ab];ms1_[ab];manystacks_burn/' "$T/folded"
+	assert_output ""
+	run timeout 60 "$BIN/profile" -p "$WPID" -F 999 --json 3
+	assert_success
+	n=$(grep -c '"manystacks_burn"' <<<"$output")
+	[ "$n" -gt 1024 ]
+	assert_nothing_loaded profile
+}
+
+@test "offcputime: 4,096 distinct blocking stacks, each counted once, in every output" {
+	require_bpf
+	start_work sleep
+	timeout 60 "$BIN/offcputime" -p "$WPID" -f --svg "$T/o.svg" --pprof "$T/o.pb.gz" \
+		> "$T/folded" 2> "$T/err" &
+	TPID=$!
+	wait_for_line "$T/err" Tracing
+	kill -USR1 "$WPID"
+	wait_for_line "$T/work" '^done' 30
+	kill -INT "$TPID"
+	wait "$TPID"
+	TPID=
+	cat "$T/err"
+	n=$(grep -c ';manystacks_sleep;' "$T/folded")
+	dropped=$(unseen_returns "$T/err")
+	echo "$n stacks through the leaf, $dropped periods the kernel did not report"
+	[ "$n" -le 4096 ] && [ "$n" -ge $((4096 - dropped)) ]
+	! grep -q 'lost\|Missed' "$T/err" "$T/folded"
+	check_files "$T/folded" "$T/o.svg" "$T/o.pb.gz"
+	# The text layout, of a second run: as many stacks.
+	start_work sleep
+	timeout 60 "$BIN/offcputime" -p "$WPID" -U > "$T/text" 2> "$T/err" &
+	TPID=$!
+	wait_for_line "$T/text" Tracing
+	kill -USR1 "$WPID"
+	wait_for_line "$T/work" '^done' 30
+	kill -INT "$TPID"
+	wait "$TPID"
+	TPID=
+	n=$(grep -c '^    manystacks_sleep$' "$T/text")
+	dropped=$(unseen_returns "$T/err")
+	[ "$n" -le 4096 ] && [ "$n" -ge $((4096 - dropped)) ]
+	assert_nothing_loaded offcputime
+}
+
+@test "offwaketime: 4,096 distinct pairs of blocked and waking stacks, in every output" {
+	require_bpf
+	start_work pipe
+	timeout 60 "$BIN/offwaketime" -p "$WPID" -f --svg "$T/w.svg" --pprof "$T/w.pb.gz" \
+		> "$T/folded" 2> "$T/err" &
+	TPID=$!
+	wait_for_line "$T/err" Tracing
+	kill -USR1 "$WPID"
+	wait_for_line "$T/work" '^done' 30
+	kill -INT "$TPID"
+	wait "$TPID"
+	TPID=
+	cat "$T/err"
+	n=$(grep -c ';manystacks_read;.*--;.*manystacks_write;' "$T/folded")
+	dropped=$(unseen_returns "$T/err")
+	echo "$n pairs, $dropped periods the kernel did not report"
+	[ "$n" -le 4096 ] && [ "$n" -ge $((4096 - dropped)) ]
+	! grep -q 'lost\|Missed\|more than' "$T/err" "$T/folded"
+	check_files "$T/folded" "$T/w.svg" "$T/w.pb.gz"
+	# Paired path by path: the reader blocked in path P is woken from path P.
+	run awk -F';' '/manystacks_read/ && /manystacks_write/ {
+			side = 0; delete R; delete W
+			for (i = 1; i <= NF; i++) {
+				if ($i == "--") side = 1
+				if ($i !~ /^ms[0-9]+_[ab]$/) continue
+				split($i, lv, "_"); sub(/ms/, "", lv[1])
+				if (side) W[lv[1]] = lv[2]; else R[lv[1]] = lv[2]
+			}
+			for (l = 1; l <= 12; l++) if (R[l] != W[l]) { bad++; break }
+		} END { print bad + 0 }' "$T/folded"
+	assert_output 0
+	assert_nothing_loaded offwaketime
+}
