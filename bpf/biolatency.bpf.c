@@ -66,21 +66,44 @@ static __always_inline __u32 disk_dev(struct gendisk *disk)
 	return ((__u32)BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor);
 }
 
+/*
+ * Is request @rq charged to the cgroup of -c? Its bio says whose I/O it is:
+ * writeback is issued by a kworker for the cgroup that dirtied the pages.
+ * Without a bio (a flush) or the blkio controller, the task issuing it.
+ */
+static __always_inline bool rq_in_cgroup(struct request *rq)
+{
+	struct cgroup *cgrp = NULL;
+	struct bio *bio = BPF_CORE_READ(rq, bio);
+
+	if (bio && bpf_core_field_exists(bio->bi_blkg))
+		cgrp = BPF_CORE_READ(bio, bi_blkg, blkcg, css.cgroup);
+	if (cgrp)
+		return cgroup_under(cgrp, cgroup_id, cgroup_level);
+	return task_in_cgroup((struct task_struct *)bpf_get_current_task(), cgroup_id, cgroup_level);
+}
+
 static __always_inline int rq_start(struct request *rq, bool at_issue)
 {
-	__u64 key = (__u64)rq, ts;
+	__u64 key = (__u64)rq, ts, *inserted;
 
 	if (filter_dev && disk_dev(rq_disk(rq)) != target_dev)
 		return 0;
-	if (filter_cgroup &&
-	    !task_in_cgroup((struct task_struct *)bpf_get_current_task(), cgroup_id, cgroup_level))
+	if (filter_cgroup && !rq_in_cgroup(rq))
 		return 0;
 	ts = bpf_ktime_get_ns();
-	/* With -Q, a request that was inserted keeps its insert time at issue. */
-	if (bpf_map_update_elem(&start, &key, &ts, at_issue && from_insert ? BPF_NOEXIST : BPF_ANY)) {
-		if (!(at_issue && from_insert))
-			__sync_fetch_and_add(&lost_starts, 1);
+	/*
+	 * With -Q, a request that was inserted keeps its insert time at issue:
+	 * if it is this request's, not one left by an earlier request at the
+	 * same address that never completed (inserted after this one began).
+	 */
+	if (at_issue && from_insert) {
+		inserted = bpf_map_lookup_elem(&start, &key);
+		if (inserted && *inserted >= BPF_CORE_READ(rq, start_time_ns))
+			return 0;
 	}
+	if (bpf_map_update_elem(&start, &key, &ts, BPF_ANY))
+		__sync_fetch_and_add(&lost_starts, 1);
 	return 0;
 }
 

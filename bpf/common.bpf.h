@@ -93,14 +93,9 @@ struct cgroup___ids {
 	__u64 ancestor_ids[];
 } __attribute__((preserve_access_index));
 
-/*
- * Is task @t in the cgroup v2 group @id (at hierarchy @level) or below it?
- * Reads the task's own cgroup, not current's: callers filter the task they
- * measure, which in scheduler hooks is often not the one running.
- */
-static __always_inline bool task_in_cgroup(struct task_struct *t, __u64 id, int level)
+/* Is cgroup @cgrp the cgroup v2 group @id (at hierarchy @level) or below it? */
+static __always_inline bool cgroup_under(struct cgroup *cgrp, __u64 id, int level)
 {
-	struct cgroup *cgrp = BPF_CORE_READ(t, cgroups, dfl_cgrp);
 	struct cgroup *anc;
 	__u64 anc_id;
 
@@ -117,6 +112,16 @@ static __always_inline bool task_in_cgroup(struct task_struct *t, __u64 id, int 
 			  &((struct cgroup___ids *)cgrp)->ancestor_ids[level]))
 		return false;
 	return anc_id == id;
+}
+
+/*
+ * Is task @t in the cgroup v2 group @id (at hierarchy @level) or below it?
+ * Reads the task's own cgroup, not current's: callers filter the task they
+ * measure, which in scheduler hooks is often not the one running.
+ */
+static __always_inline bool task_in_cgroup(struct task_struct *t, __u64 id, int level)
+{
+	return cgroup_under(BPF_CORE_READ(t, cgroups, dfl_cgrp), id, level);
 }
 
 static __always_inline __u32 task_pidns(struct task_struct *t)

@@ -16,17 +16,39 @@ const volatile bool filter_cgroup;
 const volatile __u64 cgroup_id;
 const volatile int cgroup_level;
 
+/*
+ * User-space functions: calls are matched by stack pointer, not by count,
+ * so a longjmp out of a timed call (or a return the kernel missed) costs
+ * that call's timing, never every later one of the thread.
+ */
+const volatile bool by_sp;
+
 /* Counted for the warnings user space prints at exit. */
-__u64 too_deep, lost_stacks, lost_hists;
+__u64 too_deep, lost_stacks, lost_hists, unreturned;
 
 /*
- * Entry times of the calls a thread is inside, innermost last: a return
- * always closes the innermost call, so recursion and nesting time right.
+ * A return leaves its stack pointer above the call's entry one: by the
+ * return address on x86, equal on arm64 (returns through the link register).
  */
+#if defined(__TARGET_ARCH_arm64)
+#define RET_SP_SLACK 1
+#else
+#define RET_SP_SLACK 0
+#endif
+
+/*
+ * The calls a thread is inside, innermost last: a return always closes the
+ * innermost one, so recursion and nesting time right.
+ */
+struct call {
+	__u64 sp;		/* at entry (by_sp only) */
+	__u64 ts;
+};
+
 struct stack {
-	__u32 depth;		/* calls entered, timed or not */
-	__u32 pad;
-	__u64 ts[FUNC_MAX_DEPTH];
+	__u32 depth;		/* calls held in @calls */
+	__u32 untimed;		/* by count: calls entered past -l, not held */
+	struct call calls[FUNC_MAX_DEPTH];
 };
 
 struct {
@@ -62,7 +84,7 @@ static __always_inline bool wanted(void)
 	return true;
 }
 
-static __always_inline int entry(void)
+static __always_inline int entry(__u64 sp)
 {
 	struct stack *s;
 	__u32 d;
@@ -75,23 +97,37 @@ static __always_inline int entry(void)
 		__sync_fetch_and_add(&lost_stacks, 1);
 		return 0;
 	}
-	d = s->depth++;
-	if (d < max_depth && d < FUNC_MAX_DEPTH) {
+	if (by_sp) {
+		/* Calls at or below this frame returned without our seeing it. */
+		for (int i = 0; i < FUNC_MAX_DEPTH; i++) {
+			d = s->depth;
+			if (!d || s->calls[(d - 1) & (FUNC_MAX_DEPTH - 1)].sp > sp)
+				break;
+			s->depth = d - 1;
+			__sync_fetch_and_add(&unreturned, 1);
+		}
+	}
+	d = s->depth;
+	if (d < max_depth && d < FUNC_MAX_DEPTH && !s->untimed) {
 		/* Keep clang from dropping the bound the verifier needs to see. */
 		barrier_var(d);
-		s->ts[d & (FUNC_MAX_DEPTH - 1)] = bpf_ktime_get_ns();
-	}
-	else
+		s->calls[d & (FUNC_MAX_DEPTH - 1)] = (struct call){ sp, bpf_ktime_get_ns() };
+		s->depth = d + 1;
+	} else {
+		/* By stack pointer a deeper call's return matches nothing held: no count needed. */
+		if (!by_sp)
+			s->untimed++;
 		__sync_fetch_and_add(&too_deep, 1);
+	}
 	return 0;
 }
 
-static __always_inline int ret(__u64 cookie)
+static __always_inline int ret(__u64 cookie, __u64 sp)
 {
 	struct stack *s;
 	struct hist *h;
-	__u64 delta;
-	__u32 d, key = cookie, zero = 0;
+	__u64 delta, start = 0;
+	__u32 d, key = cookie, zero = 0, popped = 0;
 
 	/*
 	 * Only the cheap pid test: a task that left the cgroup mid-call must
@@ -100,13 +136,44 @@ static __always_inline int ret(__u64 cookie)
 	if (target_tgid && (bpf_get_current_pid_tgid() >> 32) != target_tgid)
 		return 0;
 	s = bpf_task_storage_get(&stacks, bpf_get_current_task_btf(), 0, 0);
-	if (!s || !s->depth)
+	if (!s)
 		return 0;	/* entered before we attached */
-	d = --s->depth;
-	if (d >= max_depth || d >= FUNC_MAX_DEPTH)
-		return 0;
-	barrier_var(d);
-	delta = (bpf_ktime_get_ns() - s->ts[d & (FUNC_MAX_DEPTH - 1)]) / unit_ns;
+	if (by_sp) {
+		/*
+		 * Every held call whose frame this return leaves has ended: the
+		 * outermost of them is the one returning, any inside it ended
+		 * unseen. None: a call past -l, or entered before we attached.
+		 */
+		for (int i = 0; i < FUNC_MAX_DEPTH; i++) {
+			struct call *c;
+
+			d = s->depth;
+			if (!d)
+				break;
+			c = &s->calls[(d - 1) & (FUNC_MAX_DEPTH - 1)];
+			if (c->sp >= sp + RET_SP_SLACK)
+				break;
+			start = c->ts;
+			s->depth = d - 1;
+			popped++;
+		}
+		if (!popped)
+			return 0;
+		if (popped > 1)
+			__sync_fetch_and_add(&unreturned, popped - 1);
+	} else {
+		if (s->untimed) {
+			s->untimed--;
+			return 0;
+		}
+		d = s->depth;
+		if (!d)
+			return 0;	/* entered before we attached */
+		d--;
+		s->depth = d;
+		start = s->calls[d & (FUNC_MAX_DEPTH - 1)].ts;
+	}
+	delta = (bpf_ktime_get_ns() - start) / unit_ns;
 
 	if (!per_function) {
 		h = bpf_map_lookup_elem(&hist_all, &zero);
@@ -126,38 +193,38 @@ static __always_inline int ret(__u64 cookie)
 SEC("kprobe")
 int funclatency_entry(struct pt_regs *ctx)
 {
-	return entry();
+	return entry(by_sp ? PT_REGS_SP(ctx) : 0);
 }
 
 SEC("kretprobe")
 int funclatency_return(struct pt_regs *ctx)
 {
-	return ret(bpf_get_attach_cookie(ctx));
+	return ret(bpf_get_attach_cookie(ctx), by_sp ? PT_REGS_SP(ctx) : 0);
 }
 
 SEC("kprobe.multi")
 int funclatency_multi_entry(struct pt_regs *ctx)
 {
-	return entry();
+	return entry(0);
 }
 
 SEC("kretprobe.multi")
 int funclatency_multi_return(struct pt_regs *ctx)
 {
-	return ret(bpf_get_attach_cookie(ctx));
+	return ret(bpf_get_attach_cookie(ctx), 0);
 }
 
 /* fentry/fexit: one function, so cookie 0. */
 SEC("fentry")
 int BPF_PROG(funclatency_fentry)
 {
-	return entry();
+	return entry(0);
 }
 
 SEC("fexit")
 int BPF_PROG(funclatency_fexit)
 {
-	return ret(0);
+	return ret(0, 0);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

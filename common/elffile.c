@@ -223,7 +223,7 @@ int elffile__debuglink(Elf *elf, char *name, size_t size, uint32_t *crc)
 	return 0;
 }
 
-int elffile__symbols(Elf *elf, GElf_Word type, struct symtab *t)
+int elffile__symbols(Elf *elf, GElf_Word type, bool ifunc, struct symtab *t)
 {
 	GElf_Shdr sh, strsh;
 	Elf_Scn *scn = find_section(elf, type, NULL, &sh, ELFFILE_MAX_TABLE), *strscn;
@@ -250,7 +250,7 @@ int elffile__symbols(Elf *elf, GElf_Word type, struct symtab *t)
 		if (!gelf_getsym(data, i, &sym))
 			break;
 		kind = GELF_ST_TYPE(sym.st_info);
-		if ((kind != STT_FUNC && kind != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+		if ((kind != STT_FUNC && (kind != STT_GNU_IFUNC || !ifunc)) || sym.st_shndx == SHN_UNDEF ||
 		    !sym.st_value)
 			continue;
 		name = elf_strptr(elf, sh.sh_link, sym.st_name);

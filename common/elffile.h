@@ -48,11 +48,11 @@ bool elffile__has_section_type(Elf *elf, GElf_Word type);
 bool elffile__has_section(Elf *elf, const char *name);
 
 /*
- * Adds the function symbols (defined STT_FUNC and STT_GNU_IFUNC) of its
- * section of type @type (SHT_SYMTAB or SHT_DYNSYM) to @t. The number
- * added, or negative errno.
+ * Adds the defined function symbols (STT_FUNC, and STT_GNU_IFUNC with
+ * @ifunc) of its section of type @type (SHT_SYMTAB or SHT_DYNSYM) to @t.
+ * The number added, or negative errno.
  */
-int elffile__symbols(Elf *elf, GElf_Word type, struct symtab *t);
+int elffile__symbols(Elf *elf, GElf_Word type, bool ifunc, struct symtab *t);
 
 /*
  * Its MiniDebugInfo (.gnu_debugdata), inflated into a new buffer of at most

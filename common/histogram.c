@@ -126,8 +126,10 @@ uint64_t hist__percentile(const struct hist *h, double p)
 			continue;
 		if (seen + n >= target) {
 			double lo = hist__slot_low(i), hi = hist__slot_high(i);
+			double v = lo + (hi - lo) * ((target - seen) / n);
 
-			return lo + (hi - lo) * ((target - seen) / n);
+			/* (double)UINT64_MAX is 2^64, which converts back to no integer at all. */
+			return v >= 18446744073709549568.0 ? UINT64_MAX : (uint64_t)v;
 		}
 		seen += n;
 	}

@@ -121,7 +121,9 @@ int offcpu__check_target(void)
 
 int offcpu__check_files(void)
 {
-	return stackreport__check_files(offcpu.svg, offcpu.pprof);
+	return stackreport__check_files(offcpu.svg, offcpu.pprof) ?:
+	       tool__check_map_memory("--stack-storage-size", offcpu.stack_storage,
+				      STACKS_ENTRY_BYTES);
 }
 
 void offcpu__banner(const struct cli *cli, const char *what)

@@ -36,7 +36,10 @@ struct offcpu_filter offcpu__filter(void);
 /* 0, or a printed error when -p/-t names no process. */
 int offcpu__check_target(void);
 
-/* 0, or a printed error when --svg or --pprof cannot be written. */
+/*
+ * 0, or a printed error when --svg or --pprof cannot be written, or
+ * --stack-storage-size asks for more memory than the machine has to give.
+ */
 int offcpu__check_files(void);
 
 /*

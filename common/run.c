@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Interval, count and duration handling, and stop signals that still print a report. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -13,12 +15,19 @@
 
 #include "cli.h"
 #include "run.h"
+#include "tool.h"
 
 static volatile sig_atomic_t stopping;
+static bool stdout_failed;	/* and said so */
 static sigset_t stop_signals;
 
+/* The first stop signal asks for a report; a second, as from an impatient Ctrl-C, ends us. */
 static void on_signal(int sig)
 {
+	if (stopping) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
 	stopping = 1;
 }
 
@@ -54,9 +63,23 @@ void run__print_time(FILE *f, time_t when)
 	fputs(buf, f);
 }
 
+/*
+ * Exit's last flush of the standard output must succeed too: a report that
+ * never reached its reader is a failure, not exit status 0.
+ */
+static void check_stdout(void)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		if (!stdout_failed)
+			pr_err("cannot write to the standard output: %s",
+			       strerror(errno ? errno : EIO));
+		_exit(EXIT_RUNTIME);
+	}
+}
+
 void run__catch_signals(void)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
 
 	sigemptyset(&stop_signals);
 	sigaddset(&stop_signals, SIGINT);
@@ -66,6 +89,15 @@ void run__catch_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/*
+	 * With descriptor 1 closed, the next file we open would become our
+	 * "standard output". Say so now rather than trace for nothing.
+	 */
+	if (fcntl(STDOUT_FILENO, F_GETFD) < 0) {
+		pr_err("the standard output is closed: nowhere to print the report");
+		exit(EXIT_RUNTIME);
+	}
+	atexit(check_stdout);
 }
 
 void run__banner(const struct cli *cli, const char *fmt, ...)
@@ -154,15 +186,23 @@ int run__loop(const struct run *r)
 			deadline = end;
 
 		err = wait_until(r, deadline, &next_tick);
-		if (err)
+		if (err) {
+			pr_err("cannot wait for events: %s", strerror(-err));
 			return err;
+		}
 
 		info.seq++;
 		info.when = time(NULL);
 		info.last = stopping || (r->count && info.seq >= r->count) ||
 			    (end >= 0 && now_ms() >= end);
 		err = r->report(r->ctx, &info);
-		fflush(stdout);
+		if (err && r->reads)
+			pr_err("cannot read %s: %s", r->reads, strerror(-err));
+		if (fflush(stdout) || ferror(stdout)) {
+			err = err ?: -(errno ? errno : EIO);
+			pr_err("cannot write to the standard output: %s", strerror(-err));
+			stdout_failed = true;
+		}
 		if (err || info.last)
 			return err;
 	}

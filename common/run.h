@@ -24,6 +24,11 @@ struct run {
 	/* Prints one report and clears what it reported. */
 	int (*report)(void *ctx, const struct report_info *info);
 	/*
+	 * What @report reads, for the message when it fails ("cannot read
+	 * histograms: ..."); NULL when @report says what went wrong itself.
+	 */
+	const char *reads;
+	/*
 	 * Optional: a ring buffer whose callbacks handle events as they come;
 	 * the loop waits on it and on the stop signals at once.
 	 */
@@ -39,15 +44,18 @@ void run__init(struct run *r, const struct cli *cli);
 
 /*
  * Runs until the count of reports, the duration or SIGINT/SIGTERM/SIGHUP,
- * whichever comes first; every way out prints a last report. Returns 0, or
- * the first negative error a callback returned.
+ * whichever comes first; every way out prints a last report. A report
+ * that cannot be written to the standard output ends the run. Returns 0,
+ * or the first negative error, which it has said on stderr.
  */
 int run__loop(const struct run *r);
 
 /*
- * Installs the SIGINT/SIGTERM/SIGHUP handlers that make the loop stop.
- * cli__parse() calls it: a background job of a shell script starts with
- * SIGINT ignored, and a signal sent on seeing the banner must not be lost.
+ * Installs the SIGINT/SIGTERM/SIGHUP handlers that make the loop stop (a
+ * second one ends the tool at once), and refuses to start with the
+ * standard output closed. cli__parse() calls it: a background job of a
+ * shell script starts with SIGINT ignored, and a signal sent on seeing the
+ * banner must not be lost.
  */
 void run__catch_signals(void);
 

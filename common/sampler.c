@@ -88,10 +88,12 @@ static int open_event(const struct sampler *s, int cpu, bool cycles)
 
 static void detach(struct cpu_event *ev)
 {
-	bpf_link__destroy(ev->link);
-	ev->link = NULL;
-	if (ev->fd >= 0)
+	/* The link owns the perf event: destroying it closes the descriptor too. */
+	if (ev->link)
+		bpf_link__destroy(ev->link);
+	else if (ev->fd >= 0)
 		close(ev->fd);
+	ev->link = NULL;
 	ev->fd = -1;
 }
 
@@ -143,6 +145,28 @@ static void report_open_error(const struct sampler *s, int err)
 	else
 		pr_err("cannot open a %s perf event: %s", s->o.cycles ? "cycles" : "cpu-clock",
 		       strerror(-err));
+}
+
+/*
+ * A period so short that the kernel would throttle it (-c 1: a sample every
+ * nanosecond) only buries the machine in interrupts: refuse what exceeds
+ * the kernel's own rate limit, as -F does.
+ */
+static int check_period(const struct sampler *s)
+{
+	long max = max_sample_rate();
+	unsigned long long min;
+
+	if (s->o.freq || max <= 0)
+		return 0;
+	/* Cycles: at 4 GHz, the fastest clock this could be. */
+	min = (s->o.cycles ? 4000000000ULL : 1000000000ULL) / max;
+	if (s->o.period >= min)
+		return 0;
+	pr_err("-c %llu is too short: the kernel samples at most %ld times a second "
+	       "(sysctl kernel.perf_event_max_sample_rate), so -c must be at least %llu%s",
+	       (unsigned long long)s->o.period, max, min, s->o.cycles ? " cycles" : " ns");
+	return -EINVAL;
 }
 
 /* Does the PMU count cycles? Probing on the first CPU we will sample answers for all. */
@@ -211,6 +235,9 @@ struct sampler *sampler__new(struct bpf_program *prog, const struct sampler_opts
 			first = c;
 	if (first >= 0)
 		choose_event(s, first);
+	err = check_period(s);
+	if (err)
+		goto fail;
 	for (int c = 0; c < s->ncpus; c++) {
 		if (!online[c])
 			continue;

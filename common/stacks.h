@@ -14,6 +14,12 @@ struct stacks;
 
 #define STACKS_MAX_DEPTH STACK_MAX_DEPTH
 
+/* What a hash map entry costs the kernel beyond its key and value (struct htab_elem, rounded up). */
+#define STACKS_MAP_OVERHEAD 64
+
+/* Kernel memory for one entry of the stacks map, preallocated. */
+#define STACKS_ENTRY_BYTES (sizeof(struct stack_trace) + sizeof(__u64) + STACKS_MAP_OVERHEAD)
+
 /* Reads stacks from @stack_map_fd, a map of struct stack_trace by 64-bit key. */
 struct stacks *stacks__new(struct syms *syms, int stack_map_fd);
 void stacks__free(struct stacks *st);

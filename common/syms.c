@@ -247,7 +247,7 @@ static void load_debug_file(struct syms *s, struct binary *b, const char *debugl
 	if (fd < 0)
 		return;
 	if (!elffile__begin(fd, &elf)) {
-		int n = elffile__symbols(elf, SHT_SYMTAB, &b->syms);
+		int n = elffile__symbols(elf, SHT_SYMTAB, true, &b->syms);
 
 		pr_debug("%s: %d symbols from %s", b->path, n > 0 ? n : 0, found);
 		elf_end(elf);
@@ -269,7 +269,7 @@ static void load_debugdata(struct binary *b, Elf *elf)
 		return;
 	}
 	if (!elffile__memory(buf, len, &mini)) {
-		elffile__symbols(mini, SHT_SYMTAB, &b->syms);
+		elffile__symbols(mini, SHT_SYMTAB, true, &b->syms);
 		elf_end(mini);
 	}
 	free(buf);
@@ -301,8 +301,8 @@ static void binary_load(struct syms *s, struct binary *b)
 		for (int i = 0; i < b->id_len; i++)
 			sprintf(b->build_id + 2 * i, "%02x", b->id[i]);
 	}
-	elffile__symbols(elf, SHT_DYNSYM, &b->syms);
-	if (elffile__symbols(elf, SHT_SYMTAB, &b->syms) == -ENOENT) {
+	elffile__symbols(elf, SHT_DYNSYM, true, &b->syms);
+	if (elffile__symbols(elf, SHT_SYMTAB, true, &b->syms) == -ENOENT) {
 		/* Stripped: what the distribution or the builder left elsewhere. */
 		has_debuglink = !elffile__debuglink(elf, debuglink, sizeof(debuglink), &crc);
 		load_debugdata(b, elf);

@@ -106,6 +106,34 @@ int tool__check_privileges(void)
 	return -EPERM;
 }
 
+/* MemAvailable, in bytes; 0 when unknown. */
+static unsigned long long mem_available(void)
+{
+	unsigned long long kb = 0;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb * 1024;
+}
+
+int tool__check_map_memory(const char *option, unsigned long value,
+			   unsigned long long entry_bytes)
+{
+	unsigned long long avail = mem_available(), want = value * entry_bytes;
+
+	if (!avail || want <= avail / 4)
+		return 0;
+	pr_err("%s %lu would take %.1f GB of kernel memory, and this machine has %.1f GB "
+	       "available: at most %llu (a quarter of it)", option, value, want / 1e9,
+	       avail / 1e9, avail / 4 / entry_bytes);
+	return -ENOMEM;
+}
+
 void tool__report_bpf_error(const char *what, int err)
 {
 	const char *hint = "";

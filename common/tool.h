@@ -35,6 +35,15 @@ int tool__check_privileges(void);
  */
 void tool__report_bpf_error(const char *what, int err);
 
+/*
+ * Can the kernel give what @option @value asks for (@value entries of
+ * @entry_bytes each, preallocated) without starving this machine? At most
+ * a quarter of its available memory; else says what is possible. 0 or
+ * -ENOMEM.
+ */
+int tool__check_map_memory(const char *option, unsigned long value,
+			   unsigned long long entry_bytes);
+
 struct bpf_object_skeleton;
 
 /*

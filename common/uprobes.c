@@ -1,20 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Library lookup through maps and ld.so.cache, and ELF symbols to uprobe offsets with libelf. */
+/* Library lookup through maps and ld.so.cache, safely opened, and ELF symbols to uprobe offsets. */
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <gelf.h>
 #include <libgen.h>
 #include <limits.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "elffile.h"
+#include "procfile.h"
+#include "procmaps.h"
+#include "symtab.h"
 #include "uprobes.h"
+
+/* The most of an ld.so.cache read: glibc's own are well under 1 MiB. */
+#define LDCACHE_MAX (16u << 20)
 
 /* Does file name @base name library @lib: "c" -> libc.so*, "libc.so.6" -> itself? */
 static bool names_lib(const char *base, const char *lib)
@@ -27,30 +32,33 @@ static bool names_lib(const char *base, const char *lib)
 	       !strncmp(base + 3 + n, ".so", 3) && (base[6 + n] == '\0' || base[6 + n] == '.');
 }
 
-static int from_maps(const char *lib, pid_t pid, char *path, size_t size)
+/* A library @pid has mapped, opened as the very file it maps. */
+static int from_maps(const char *lib, pid_t pid, int rootfd, char *path, size_t size)
 {
-	char maps[64], line[PATH_MAX + 128], file[PATH_MAX];
-	int err = -ENOENT;
+	char maps[64], line[PATH_MAX + 128];
+	struct maps_entry e;
+	int fd = -ENOENT;
 	FILE *f;
 
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
-	f = fopen(maps, "r");
+	f = fopen(maps, "re");
 	if (!f)
 		return -errno;
-	while (err && fgets(line, sizeof(line), f)) {
+	while (fd < 0 && fgets(line, sizeof(line), f)) {
 		char *copy;
 
-		if (sscanf(line, "%*s %*s %*s %*s %*s %4095s", file) != 1 || file[0] != '/')
+		if (procmaps__parse_line(line, &e) || e.path[0] != '/')
 			continue;
-		copy = strdup(file);
+		copy = strdup(e.path);
 		if (copy && names_lib(basename(copy), lib)) {
-			snprintf(path, size, "/proc/%d/root%s", pid, file);
-			err = 0;
+			fd = procfile__open_mapped(pid, &e, rootfd, NULL);
+			if (fd >= 0)
+				snprintf(path, size, "%s", e.path);
 		}
 		free(copy);
 	}
 	fclose(f);
-	return err;
+	return fd;
 }
 
 /* glibc's ld.so.cache, "new" format: a header, fixed entries, a string table. */
@@ -72,18 +80,15 @@ struct cache_entry {
 	uint64_t hwcap;
 };
 
-static bool same_machine(const char *path)
+/* Is the file on @fd an ELF object for this machine's architecture? */
+static bool same_machine(int fd)
 {
 	unsigned char ident[EI_NIDENT + 4];
 	uint16_t machine;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	bool ok;
 
-	if (fd < 0)
-		return false;
 	ok = pread(fd, ident, sizeof(ident), 0) == sizeof(ident) && !memcmp(ident, ELFMAG, SELFMAG);
 	memcpy(&machine, ident + EI_NIDENT + 2, sizeof(machine));
-	close(fd);
 #if defined(__x86_64__)
 	return ok && ident[EI_CLASS] == ELFCLASS64 && machine == EM_X86_64;
 #elif defined(__aarch64__)
@@ -93,51 +98,57 @@ static bool same_machine(const char *path)
 #endif
 }
 
-static int from_cache(const char *lib, const char *root, char *path, size_t size)
+/* @name inside the root @rootfd, if it is a library for this machine. */
+static int open_lib(int rootfd, const char *name, char *path, size_t size)
 {
-	char cache[PATH_MAX];
-	const struct cache_header *h;
-	struct stat st;
-	int err = -ENOENT, fd;
-	char *map;
+	int fd = procfile__openat(rootfd, name, PROCFILE_FOLLOW, NULL);
 
-	snprintf(cache, sizeof(cache), "%s/etc/ld.so.cache", root);
-	fd = open(cache, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || st.st_size < (off_t)sizeof(*h)) {
+		return fd;
+	if (!same_machine(fd)) {
 		close(fd);
 		return -ENOENT;
 	}
-	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return -errno;
-	h = (const void *)map;
-	if (!memcmp(h->magic, "glibc-ld.so.cache", 17) &&
-	    h->nlibs <= (st.st_size - sizeof(*h)) / sizeof(struct cache_entry)) {
-		const struct cache_entry *e = (const void *)(map + sizeof(*h));
-
-		for (uint32_t i = 0; err && i < h->nlibs; i++) {
-			const char *key = map + e[i].key, *value = map + e[i].value;
-
-			/* The file is anyone's to corrupt: strings must end inside it. */
-			if (e[i].key >= st.st_size || e[i].value >= st.st_size ||
-			    !memchr(key, '\0', st.st_size - e[i].key) ||
-			    !memchr(value, '\0', st.st_size - e[i].value))
-				continue;
-			if (!names_lib(key, lib))
-				continue;
-			snprintf(path, size, "%s%s", root, value);
-			if (same_machine(path))
-				err = 0;
-		}
-	}
-	munmap(map, st.st_size);
-	return err;
+	snprintf(path, size, "%s", name);
+	return fd;
 }
 
-static int from_dirs(const char *lib, const char *root, char *path, size_t size)
+static int from_cache(const char *lib, int rootfd, char *path, size_t size)
+{
+	const struct cache_header *h;
+	size_t len;
+	char *map;
+	int fd = procfile__openat(rootfd, "/etc/ld.so.cache", PROCFILE_FOLLOW, NULL), err;
+
+	if (fd < 0)
+		return fd;
+	err = procfile__read(fd, LDCACHE_MAX, &map, &len);
+	close(fd);
+	if (err < 0)
+		return err;
+	fd = -ENOENT;
+	h = (const void *)map;
+	if (len >= sizeof(*h) && !memcmp(h->magic, "glibc-ld.so.cache", 17) &&
+	    h->nlibs <= (len - sizeof(*h)) / sizeof(struct cache_entry)) {
+		const struct cache_entry *e = (const void *)(map + sizeof(*h));
+
+		for (uint32_t i = 0; fd < 0 && i < h->nlibs; i++) {
+			const char *key = map + e[i].key, *value = map + e[i].value;
+
+			/* The file is anyone's in a container: strings must end inside it. */
+			if (e[i].key >= len || e[i].value >= len ||
+			    !memchr(key, '\0', len - e[i].key) ||
+			    !memchr(value, '\0', len - e[i].value))
+				continue;
+			if (names_lib(key, lib))
+				fd = open_lib(rootfd, value, path, size);
+		}
+	}
+	free(map);
+	return fd;
+}
+
+static int from_dirs(const char *lib, int rootfd, char *path, size_t size)
 {
 	static const char *const dirs[] = {
 #if defined(__x86_64__)
@@ -147,35 +158,41 @@ static int from_dirs(const char *lib, const char *root, char *path, size_t size)
 #endif
 		"/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib",
 	};
-	char name[NAME_MAX];
+	char name[NAME_MAX], full[PATH_MAX];
+	int fd;
 
 	if (strstr(lib, ".so"))
 		snprintf(name, sizeof(name), "%s", lib);
 	else
 		snprintf(name, sizeof(name), "lib%s.so", lib);
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(path, size, "%s%s/%s", root, dirs[i], name);
-		if (same_machine(path))
-			return 0;
+		snprintf(full, sizeof(full), "%s/%s", dirs[i], name);
+		fd = open_lib(rootfd, full, path, size);
+		if (fd >= 0)
+			return fd;
 	}
 	return -ENOENT;
 }
 
-int uprobes__resolve(const char *lib, pid_t pid, char *path, size_t size)
+int uprobes__open(const char *lib, pid_t pid, char *path, size_t size)
 {
-	char root[64] = "";
+	int rootfd = procfile__open_root(pid), fd;
 
-	if (pid)
-		snprintf(root, sizeof(root), "/proc/%d/root", pid);
+	if (rootfd < 0)
+		return rootfd == -ENOENT ? -ESRCH : rootfd;
 	if (strchr(lib, '/')) {
-		snprintf(path, size, "%s%s", root, lib);
-		return access(path, F_OK) ? -ENOENT : 0;
+		fd = procfile__openat(rootfd, lib, PROCFILE_FOLLOW, NULL);
+		if (fd >= 0)
+			snprintf(path, size, "%s", lib);
+	} else {
+		fd = pid ? from_maps(lib, pid, rootfd, path, size) : -ENOENT;
+		if (fd < 0)
+			fd = from_cache(lib, rootfd, path, size);
+		if (fd < 0)
+			fd = from_dirs(lib, rootfd, path, size);
 	}
-	if (pid && !from_maps(lib, pid, path, size))
-		return 0;
-	if (!from_cache(lib, root, path, size))
-		return 0;
-	return from_dirs(lib, root, path, size);
+	close(rootfd);
+	return fd;
 }
 
 int uprobes__regcomp(regex_t *re, const char *pattern)
@@ -198,20 +215,13 @@ static bool matches(const char *name, const char *pattern, const regex_t *re)
 	return re ? regexec(re, name, 0, NULL, 0) == 0 : fnmatch(pattern, name, 0) == 0;
 }
 
-/* The file offset of virtual address @addr, from the PT_LOAD that holds it. */
-static bool vaddr_to_offset(Elf *elf, uint64_t addr, uint64_t *off)
+/* The file offset of virtual address @addr, from the executable segment that holds it. */
+static bool vaddr_to_offset(const struct elf_segment *segs, size_t n, uint64_t addr,
+			    uint64_t *off)
 {
-	size_t n;
-
-	if (elf_getphdrnum(elf, &n))
-		return false;
 	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
-			continue;
-		if (addr >= ph.p_vaddr && addr < ph.p_vaddr + ph.p_memsz) {
-			*off = addr - ph.p_vaddr + ph.p_offset;
+		if (segs[i].exec && addr >= segs[i].vaddr && addr - segs[i].vaddr < segs[i].filesz) {
+			*off = addr - segs[i].vaddr + segs[i].offset;
 			return true;
 		}
 	}
@@ -225,115 +235,84 @@ void uprobes__free(struct uprobe_func *funcs, size_t n)
 	free(funcs);
 }
 
-ssize_t uprobes__find(const char *path, const char *pattern, bool regex, size_t max,
+static int cmp_func(const void *a, const void *b)
+{
+	const struct uprobe_func *x = a, *y = b;
+
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+ssize_t uprobes__find(int fd, const char *pattern, bool regex, size_t max,
 		      struct uprobe_func **out)
 {
 	struct uprobe_func *funcs = NULL;
-	size_t n = 0, cap = 0;
-	Elf_Scn *scn = NULL;
-	regex_t re;
+	struct elf_segment *segs = NULL;
+	struct symtab t = {};
+	size_t n = 0, nsegs = 0, uniq = 0;
 	ssize_t err = 0;
+	regex_t re;
 	Elf *elf;
-	int fd;
 
 	if (regex && uprobes__regcomp(&re, pattern))
 		return -EINVAL;
-	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
+	err = elffile__begin(fd, &elf);
+	if (err)
 		goto out_re;
-	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		err = -ENOEXEC;
-		elf_end(elf);
-		goto out_elf;
-	}
-	while (!err && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			const char *name;
-			uint64_t off;
-			GElf_Sym sym;
-			bool dup = false;
-
-			if (!gelf_getsym(data, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (!name || !*name || !matches(name, pattern, regex ? &re : NULL) ||
-			    !vaddr_to_offset(elf, sym.st_value, &off))
-				continue;
-			/* .symtab and .dynsym repeat each other; aliases share an address. */
-			for (size_t k = 0; k < n && !dup; k++)
-				dup = funcs[k].offset == off;
-			if (dup)
-				continue;
-			if (n == max) {
-				err = -E2BIG;
-				break;
-			}
-			if (n == cap) {
-				struct uprobe_func *t;
-
-				cap = cap ? cap * 2 : 16;
-				t = realloc(funcs, cap * sizeof(*t));
-				if (!t) {
-					err = -ENOMEM;
-					break;
-				}
-				funcs = t;
-			}
-			funcs[n].name = strdup(name);
-			funcs[n++].offset = off;
-		}
+	err = elffile__segments(elf, &segs, &nsegs);
+	/* .symtab and .dynsym both: a stripped library keeps only the latter. */
+	if (!err) {
+		elffile__symbols(elf, SHT_SYMTAB, false, &t);
+		elffile__symbols(elf, SHT_DYNSYM, false, &t);
 	}
 	elf_end(elf);
-out_elf:
-	close(fd);
+	if (!err && t.n && !(funcs = calloc(t.n, sizeof(*funcs))))
+		err = -ENOMEM;
+	for (size_t i = 0; !err && i < t.n; i++) {
+		uint64_t off;
+
+		if (!matches(t.v[i].name, pattern, regex ? &re : NULL) ||
+		    !vaddr_to_offset(segs, nsegs, t.v[i].addr, &off))
+			continue;
+		funcs[n].name = (char *)t.v[i].name;
+		funcs[n++].offset = off;
+	}
+	/* The two tables repeat each other, and aliases share an address: one probe each. */
+	if (n)
+		qsort(funcs, n, sizeof(*funcs), cmp_func);
+	for (size_t i = 0; !err && i < n; i++) {
+		if (uniq && funcs[uniq - 1].offset == funcs[i].offset)
+			continue;
+		if (uniq == max) {
+			err = -E2BIG;
+			break;
+		}
+		funcs[uniq] = funcs[i];
+		if (!(funcs[uniq].name = strdup(funcs[i].name)))
+			err = -ENOMEM;
+		uniq++;
+	}
+	symtab__free(&t);
+	free(segs);
 out_re:
 	if (regex)
 		regfree(&re);
-	if (err || !n) {
-		uprobes__free(funcs, n);
+	if (err || !uniq) {
+		uprobes__free(funcs, uniq);	/* the names strdup()ed so far */
 		return err ? err : -ENOENT;
 	}
 	*out = funcs;
-	return n;
+	return uniq;
 }
 
-bool uprobes__is_go(const char *path)
+bool uprobes__is_go(int fd)
 {
-	Elf_Scn *scn = NULL;
-	bool go = false;
-	size_t shstrndx;
+	bool go;
 	Elf *elf;
-	int fd;
 
-	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (elffile__begin(fd, &elf))
 		return false;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && !elf_getshdrstrndx(elf, &shstrndx)) {
-		while (!go && (scn = elf_nextscn(elf, scn))) {
-			GElf_Shdr sh;
-			const char *name;
-
-			if (!gelf_getshdr(scn, &sh))
-				continue;
-			name = elf_strptr(elf, shstrndx, sh.sh_name);
-			go = name && (!strcmp(name, ".go.buildinfo") || !strcmp(name, ".gopclntab") ||
-				      !strcmp(name, ".note.go.buildid"));
-		}
-	}
+	go = elffile__has_section(elf, ".go.buildinfo") || elffile__has_section(elf, ".gopclntab") ||
+	     elffile__has_section(elf, ".note.go.buildid");
 	elf_end(elf);
-	close(fd);
 	return go;
 }

@@ -15,13 +15,16 @@ struct uprobe_func {
 };
 
 /*
- * Resolves @lib as bcc does: a path; or a library by short name ("c",
- * "pthread") or soname ("libc.so.6"), through the maps of process @pid when
- * given, else /etc/ld.so.cache and then the usual directories. With @pid the
- * result is seen through /proc/PID/root, so processes in containers work.
- * 0, or -ENOENT.
+ * Finds @lib as bcc does and opens it: a path; or a library by short name
+ * ("c", "pthread") or soname ("libc.so.6"), through the maps of process
+ * @pid when given, else /etc/ld.so.cache and then the usual directories.
+ * With @pid, paths mean what they mean to that process (its container's
+ * root), and symlinks never lead out of that root. The file is a regular
+ * file, opened read-only; attach uprobes through /proc/self/fd/FD so that
+ * they land on this very file. Its path, for messages, goes to @path.
+ * A descriptor, or -ENOENT.
  */
-int uprobes__resolve(const char *lib, pid_t pid, char *path, size_t size);
+int uprobes__open(const char *lib, pid_t pid, char *path, size_t size);
 
 /*
  * Compiles @pattern as bcc matches its -r patterns (Python's re.match): an
@@ -32,16 +35,17 @@ int uprobes__resolve(const char *lib, pid_t pid, char *path, size_t size);
 int uprobes__regcomp(regex_t *re, const char *pattern);
 
 /*
- * The functions of ELF file @path whose names match @pattern (a shell
- * wildcard, or a regular expression as uprobes__regcomp() if @regex): defined, not
- * indirect (IFUNC resolvers would be timed instead of the function), one
- * per address. At most @max; -E2BIG beyond, -ENOENT for none.
+ * The functions of the ELF file on @fd whose names match @pattern (a shell
+ * wildcard, or a regular expression as uprobes__regcomp() if @regex):
+ * defined, not indirect (IFUNC resolvers would be timed instead of the
+ * function), one per address. At most @max; -E2BIG beyond, -ENOENT for
+ * none, -ENOEXEC when it is not ELF.
  */
-ssize_t uprobes__find(const char *path, const char *pattern, bool regex, size_t max,
+ssize_t uprobes__find(int fd, const char *pattern, bool regex, size_t max,
 		      struct uprobe_func **out);
 void uprobes__free(struct uprobe_func *funcs, size_t n);
 
-/* Was @path built by Go? Its goroutine stacks move, which uretprobes cannot survive. */
-bool uprobes__is_go(const char *path);
+/* Was the file on @fd built by Go? Its goroutine stacks move, which uretprobes cannot survive. */
+bool uprobes__is_go(int fd);
 
 #endif

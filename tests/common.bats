@@ -29,6 +29,9 @@ H=$ROOT/build/tests/unit/histogram
 	run "$H" top
 	assert_success
 	assert_line " 9223372036854775808 -> 18446744073709551615 : 1        |********************|"
+	# Estimates there end at 2^64-1 too (2^64 as a double has no integer to become).
+	assert_line "        p99 = 18446744073709551615 nsecs"
+	assert_line "        max <= 18446744073709551615 nsecs"
 	echo "${lines[-1]}" | jq -e '.buckets[-1] == {"low":9223372036854775808,"high":18446744073709551615,"count":1} and .total == 1'
 }
 

@@ -106,6 +106,17 @@ rows_between() {
 	assert_output --partial "30 calls nested deeper than 2 were not timed"
 }
 
+@test "funclatency: calls left by longjmp cost only their own timing, and are counted" {
+	require_bpf
+	trace -u "$F:jumpy"
+	# 40 calls never return; the 20 that do, after 1 ms, are all timed. A
+	# count of calls entered would be 40 deep by then and time none of them.
+	[ "$(hist_total "$T/out")" -eq 20 ]
+	[ "$(rows_between 0 512)" -eq 0 ]
+	run cat "$T/err"
+	assert_output --partial "40 calls were left without a return"
+}
+
 @test "funclatency -F with a wildcard: one histogram per matching function" {
 	require_bpf
 	trace -F "$F:*_func"
@@ -226,7 +237,8 @@ rows_between() {
 	"$BIN/funclatency" -v -p "$WPID" "$T/ns/funcs:fast_func" > "$T/out" 2> "$T/err" &
 	FPID=$!
 	wait_for_line "$T/out" 'Tracing'
-	grep -q "/proc/$WPID/root$T/ns/funcs:fast_func" "$T/err"
+	# The path as the process sees it, opened inside its root.
+	grep -q "uprobe and uretprobe on $T/ns/funcs:fast_func" "$T/err"
 	kill -USR1 "$WPID"
 	while kill -0 "$WPID" 2>/dev/null; do sleep 0.1; done
 	WPID=

@@ -359,10 +359,9 @@ int main(int argc, char **argv)
 	run__banner(&cli, "Tracing block device I/O... Hit Ctrl-C to end.");
 	run__init(&run, &cli);
 	run.report = report;
+	run.reads = "histograms";
 	run.ctx = obj;
 	err = run__loop(&run);
-	if (err)
-		pr_err("cannot read histograms: %s", strerror(-err));
 	if (obj->bss->lost_starts)
 		pr_warn("%llu I/O requests not timed: more than %u in flight",
 			(unsigned long long)obj->bss->lost_starts,

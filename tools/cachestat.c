@@ -543,10 +543,9 @@ int main(int argc, char **argv)
 	print_header();
 	run__init(&run, &cli);
 	run.report = report;
+	run.reads = "counters";
 	run.ctx = obj;
 	err = run__loop(&run);
-	if (err)
-		pr_err("cannot read counters: %s", strerror(-err));
 	if (obj->bss->lost_procs)
 		pr_warn("%llu events of processes not counted: more than %u processes (-P)",
 			(unsigned long long)obj->bss->lost_procs,

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -141,44 +142,52 @@ static int add_link(struct target *t, struct bpf_link *link)
 
 static int attach_user(struct target *t, const char *lib, const char *pattern)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], fdpath[64];
 	struct uprobe_func *funcs;
 	ssize_t n;
-	int err;
+	int err, fd;
 
-	err = uprobes__resolve(lib, env.pid, path, sizeof(path));
-	if (err) {
+	fd = uprobes__open(lib, env.pid, path, sizeof(path));
+	if (fd == -EINVAL) {
+		pr_err("%s is not a regular file", lib);
+		return fd;
+	}
+	if (fd < 0) {
 		pr_err("library '%s' not found%s", lib,
 		       env.pid ? " in the process's maps or its /etc/ld.so.cache" :
 				 " in /etc/ld.so.cache or the library directories");
-		return err;
+		return fd;
 	}
-	if (uprobes__is_go(path)) {
+	if (uprobes__is_go(fd)) {
 		pr_err("%s is a Go program: uretprobes would crash it (Go moves goroutine stacks), "
 		       "so funclatency does not attach", path);
+		close(fd);
 		return -ENOTSUP;
 	}
-	n = uprobes__find(path, pattern, env.regex, MAX_PROBES, &funcs);
-	if (n == -ENOENT) {
+	n = uprobes__find(fd, pattern, env.regex, MAX_PROBES, &funcs);
+	if (n == -ENOENT)
 		pr_err("no function matches '%s' in %s", pattern, path);
-		return n;
-	}
-	if (n == -E2BIG) {
+	else if (n == -E2BIG)
 		pr_err("'%s' matches more than %d functions in %s: narrow the pattern", pattern,
 		       MAX_PROBES, path);
-		return n;
-	}
-	if (n == -EINVAL) {
+	else if (n == -EINVAL)
 		pr_err("invalid regular expression '%s'", pattern);
-		return n;
-	}
-	if (n < 0) {
+	else if (n == -ENOEXEC)
+		pr_err("%s is not an ELF file", path);
+	else if (n < 0)
 		pr_err("cannot read %s: %s", path, strerror(-n));
+	if (n < 0) {
+		close(fd);
 		return n;
 	}
 	t->names = calloc(n, sizeof(*t->names));
-	if (!t->names)
+	if (!t->names) {
+		close(fd);
+		uprobes__free(funcs, n);
 		return -ENOMEM;
+	}
+	/* The very file opened and checked above, whatever its path names by now. */
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
 	for (ssize_t i = 0; i < n; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, entry, .bpf_cookie = i);
 		LIBBPF_OPTS(bpf_uprobe_opts, ret, .bpf_cookie = i, .retprobe = true);
@@ -187,15 +196,16 @@ static int attach_user(struct target *t, const char *lib, const char *pattern)
 		pr_debug("uprobe and uretprobe on %s:%s (file offset 0x%llx)", path, funcs[i].name,
 			 (unsigned long long)funcs[i].offset);
 		err = add_link(t, bpf_program__attach_uprobe_opts(t->obj->progs.funclatency_entry,
-					env.pid ? env.pid : -1, path, funcs[i].offset, &entry));
+					env.pid ? env.pid : -1, fdpath, funcs[i].offset, &entry));
 		if (!err)
 			err = add_link(t, bpf_program__attach_uprobe_opts(t->obj->progs.funclatency_return,
-					env.pid ? env.pid : -1, path, funcs[i].offset, &ret));
+					env.pid ? env.pid : -1, fdpath, funcs[i].offset, &ret));
 		if (err) {
 			pr_err("cannot attach a uprobe to %s:%s: %s", path, funcs[i].name, strerror(-err));
 			break;
 		}
 	}
+	close(fd);
 	uprobes__free(funcs, n);
 	return err;
 }
@@ -483,6 +493,7 @@ int main(int argc, char **argv)
 	t.obj->rodata->per_function = env.per_function;
 	t.obj->rodata->target_tgid = env.pid;
 	t.obj->rodata->max_depth = env.level;
+	t.obj->rodata->by_sp = lib != NULL;
 	if (env.cgroup) {
 		struct cgroup_target cg;
 
@@ -533,13 +544,15 @@ int main(int argc, char **argv)
 		    t.n == 1 ? "" : "s", env.pattern);
 	run__init(&run, &cli);
 	run.report = report;
+	run.reads = "histograms";
 	run.ctx = &t;
 	err = run__loop(&run);
-	if (err)
-		pr_err("cannot read histograms: %s", strerror(-err));
 	if (t.obj->bss->too_deep)
 		pr_warn("%llu calls nested deeper than %u were not timed (-l)",
 			(unsigned long long)t.obj->bss->too_deep, env.level);
+	if (t.obj->bss->unreturned)
+		pr_warn("%llu calls were left without a return (longjmp, an exception, or a return "
+			"the kernel missed) and were not timed", (unsigned long long)t.obj->bss->unreturned);
 	if (t.obj->bss->lost_stacks)
 		pr_warn("%llu calls not timed: no memory for a thread's task storage",
 			(unsigned long long)t.obj->bss->lost_stacks);

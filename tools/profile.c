@@ -236,7 +236,10 @@ int main(int argc, char **argv)
 		pr_err("tid %d: no such thread", env.tid);
 		return EXIT_RUNTIME;
 	}
-	if (stackreport__check_files(env.svg, env.pprof))
+	if (stackreport__check_files(env.svg, env.pprof) ||
+	    tool__check_map_memory("--stack-storage-size", env.stack_storage, STACKS_ENTRY_BYTES) ||
+	    tool__check_map_memory("--hash-storage-size", env.hash_storage,
+				   sizeof(struct stack_key) + sizeof(__u64) + STACKS_MAP_OVERHEAD))
 		return EXIT_RUNTIME;
 	p.syms = syms__new();
 	p.obj = profile_bpf__open();

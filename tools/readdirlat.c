@@ -339,6 +339,7 @@ int main(int argc, char **argv)
 
 	run__init(&run, &cli);
 	run.report = report;
+	run.reads = "the maps";
 	run.ctx = obj;
 	if (env.min_us >= 0) {
 		rb = ring_buffer__new(bpf_map__fd(obj->maps.slow), on_event, obj, NULL);
@@ -354,8 +355,6 @@ int main(int argc, char **argv)
 		printf("%-8s %-16s %-7s %-32s %6s %8s %10s\n", "TIME", "COMM", "PID", "DIR", "BUFSZ",
 		       "BYTES", "LAT(us)");
 	err = run__loop(&run);
-	if (err)
-		pr_err("cannot read the maps: %s", strerror(-err));
 	if (obj->bss->lost_calls || obj->bss->lost_rows || obj->bss->lost_events)
 		pr_warn("lost: %llu calls (no memory for task storage), %llu (histogram or table full), "
 			"%llu slow-call lines (ring buffer full)",

@@ -232,10 +232,9 @@ int main(int argc, char **argv)
 	run__banner(&cli, "Tracing run queue latency... Hit Ctrl-C to end.");
 	run__init(&run, &cli);
 	run.report = report;
+	run.reads = "histograms";
 	run.ctx = obj;
 	err = run__loop(&run);
-	if (err)
-		pr_err("cannot read histograms: %s", strerror(-err));
 	report_losses(obj);
 out:
 	runqlat_bpf__destroy(obj);

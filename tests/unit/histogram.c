@@ -38,6 +38,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(c, "top")) {
 		add(&h, UINT64_MAX, 1);
 		hist__print_log2(stdout, &h, "nsecs");
+		hist__print_percentiles(stdout, &h, "nsecs");
 		json__begin_line(&j, stdout);
 		hist__json(&j, &h, "nsecs", 0);
 		json__end_line(&j);

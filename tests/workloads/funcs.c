@@ -4,8 +4,10 @@
  * usage: funcs   -- prints "pid PID", waits for SIGUSR1, then calls
  *   slow_func() 20 times (sleeps 10 ms), fast_func() 1000 times (returns at
  *   once), recurse(4) 10 times (5 nested calls, 1 ms sleep at the bottom),
- *   and reads a pipe 100 times; prints "done".
+ *   jumpy() 40 times leaving it by longjmp() and 20 times returning from
+ *   it after 1 ms, and reads a pipe 100 times; prints "done".
  */
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <time.h>
@@ -35,6 +37,18 @@ __attribute__((noinline)) int recurse(int n)
 	return recurse(n - 1) + 1;
 }
 
+static jmp_buf out;
+
+/* Leaves by longjmp() when told to: an entry with no return, as C++ exceptions make too. */
+__attribute__((noinline)) void jumpy(int bail)
+{
+	struct timespec ts = { 0, 1000000L };
+
+	if (bail)
+		longjmp(out, 1);
+	nanosleep(&ts, NULL);
+}
+
 int main(void)
 {
 	int fds[2], sig, sum = 0;
@@ -56,6 +70,11 @@ int main(void)
 		sum = fast_func(sum);
 	for (int i = 0; i < 10; i++)
 		sum += recurse(4);
+	for (int i = 0; i < 40; i++)
+		if (!setjmp(out))
+			jumpy(1);
+	for (int i = 0; i < 20; i++)
+		jumpy(0);
 	for (int i = 0; i < 100; i++)
 		if (write(fds[1], &c, 1) != 1 || read(fds[0], &c, 1) != 1)
 			return 1;
