@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "escape.h"
 #include "histogram.h"
 #include "json.h"
 #include "report.h"
@@ -48,8 +49,12 @@ void report__hist(const struct hist_report *r, const struct hist *h, const char 
 		json__end_line(&j);
 		return;
 	}
-	if (title)
-		printf("\n%s\n", title);
+	if (title) {
+		/* Titles carry names other users chose: process names, paths, symbols. */
+		putchar('\n');
+		escape__print(stdout, title, ESCAPE_TEXT);
+		putchar('\n');
+	}
 	hist__print_log2(stdout, h, r->unit);
 	if (r->summary)
 		hist__print_summary(stdout, h, r->unit);

@@ -2,6 +2,7 @@
 /* Turning stack counts into bcc's layouts and flame graph and pprof files. */
 #include <argp.h>
 #include <errno.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -332,13 +333,26 @@ out:
 	return err;
 }
 
+/* Do @a and @b name one file? By their directories: a symlink there is replaced, not followed. */
+static bool same_path(const char *a, const char *b)
+{
+	char *da = strdup(a), *db = strdup(b), *ba = strdup(a), *bb = strdup(b);
+	char ra[PATH_MAX], rb[PATH_MAX];
+	bool same = !strcmp(a, b);
+
+	if (!same && da && db && ba && bb && realpath(dirname(da), ra) && realpath(dirname(db), rb))
+		same = !strcmp(ra, rb) && !strcmp(basename(ba), basename(bb));
+	free(da);
+	free(db);
+	free(ba);
+	free(bb);
+	return same;
+}
+
 void stackreport__check_args(struct argp_state *state, const char *svg, const char *pprof,
 			     bool stdout_taken)
 {
-	char a[PATH_MAX], b[PATH_MAX];
-
-	if (svg && pprof && (!strcmp(svg, pprof) ||
-			     (realpath(svg, a) && realpath(pprof, b) && !strcmp(a, b))))
+	if (svg && pprof && same_path(svg, pprof))
 		argp_error(state, "--svg and --pprof name the same file '%s'", svg);
 	if ((svg && outfile__is_stdout(svg)) || (pprof && outfile__is_stdout(pprof))) {
 		if (stdout_taken)

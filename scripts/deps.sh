@@ -33,6 +33,9 @@ test util-linux cmd:setpriv
 test procps cmd:pgrep
 test xz-utils cmd:xz
 test binutils cmd:objcopy
+test time file:/usr/bin/time
+test curl cmd:curl
+test debuginfod cmd:debuginfod
 vm qemu-system-x86 cmd:qemu-system-x86_64
 vm busybox-static file:/bin/busybox
 vm cpio cmd:cpio

@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 
 #include "cli.h"
+#include "escape.h"
 #include "json.h"
 #include "probe.h"
 #include "proc.h"
@@ -478,6 +479,7 @@ static int report_processes(struct cachestat_bpf *obj, const struct report_info 
 	for (size_t i = 0; i < n; i++) {
 		const struct cachestat_counts *c = &rows[i].p.c;
 		struct verdict v = judge(c);
+		char comm[4 * sizeof(rows[i].p.comm) + 1];
 
 		if (cli.json) {
 			struct json j;
@@ -492,7 +494,8 @@ static int report_processes(struct cachestat_bpf *obj, const struct report_info 
 			json__end_line(&j);
 			continue;
 		}
-		printf("%7u %-16s %8lld %8lld %8llu %7.2f%%\n", rows[i].pid, rows[i].p.comm,
+		escape__format(comm, sizeof(comm), rows[i].p.comm, ESCAPE_TEXT);
+		printf("%7u %-16s %8lld %8lld %8llu %7.2f%%\n", rows[i].pid, comm,
 		       v.hits, v.misses, (unsigned long long)c->dirtied, v.ratio);
 	}
 	free(rows);

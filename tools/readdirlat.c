@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 
 #include "cli.h"
+#include "escape.h"
 #include "json.h"
 #include "maps.h"
 #include "probe.h"
@@ -198,7 +199,7 @@ static int report_summary(struct readdirlat_bpf *obj, const struct report_info *
 		const struct rdl_summary *s = &all[i].s;
 		double per_scan = s->scans ? (double)s->calls / s->scans : 0;
 		double avg_us = s->calls ? s->lat_sum_ns / 1000.0 / s->calls : 0;
-		char dir[PATH_MAX];
+		char dir[PATH_MAX], edir[PATH_MAX], ecomm[4 * sizeof(s->comm) + 1];
 
 		dir_name(obj, &all[i].key.dir, dir, sizeof(dir));
 		if (cli.json) {
@@ -220,8 +221,10 @@ static int report_summary(struct readdirlat_bpf *obj, const struct report_info *
 			json__end_line(&j);
 			continue;
 		}
+		escape__format(ecomm, sizeof(ecomm), s->comm, ESCAPE_TEXT);
+		escape__format(edir, sizeof(edir), dir, ESCAPE_TEXT);
 		printf("%-16s %-7u %-32s %7llu %6llu %10.2f %6u %10llu %8llu %9.1f %9.1f\n",
-		       s->comm, all[i].key.tgid, dir, (unsigned long long)s->calls,
+		       ecomm, all[i].key.tgid, edir, (unsigned long long)s->calls,
 		       (unsigned long long)s->scans, per_scan, s->bufsz,
 		       (unsigned long long)s->bytes, (unsigned long long)s->entries, avg_us,
 		       s->lat_max_ns / 1000.0);
@@ -265,8 +268,12 @@ static int on_event(void *ctx, void *data, size_t size)
 		json__double(&j, "lat_us", e->lat_ns / 1000.0);
 		json__end_line(&j);
 	} else {
+		char edir[PATH_MAX], ecomm[4 * sizeof(e->comm) + 1];
+
+		escape__format(ecomm, sizeof(ecomm), e->comm, ESCAPE_TEXT);
+		escape__format(edir, sizeof(edir), dir, ESCAPE_TEXT);
 		run__print_time(stdout, now);
-		printf(" %-16s %-7u %-32s %6u %8lld %10.1f\n", e->comm, e->tgid, dir, e->bufsz,
+		printf(" %-16s %-7u %-32s %6u %8lld %10.1f\n", ecomm, e->tgid, edir, e->bufsz,
 		       (long long)e->ret, e->lat_ns / 1000.0);
 	}
 	return 0;

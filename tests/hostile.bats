@@ -1,0 +1,479 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# What other users control, planted as an attacker would: perf maps,
+# debug files, MiniDebugInfo, binaries truncated or replaced, process names,
+# output paths, thousands of processes. Each run is bounded by a timeout;
+# the tool must finish, report, exit as documented and leave nothing loaded.
+
+load helpers
+
+setup_file() {
+	# A gigabyte of zeros, xz-compressed to 150 KiB: shared by the bomb tests.
+	export BOMB=$BATS_FILE_TMPDIR/bomb.xz
+	head -c 1G /dev/zero | xz -0 -T1 > "$BOMB"
+}
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	chmod 755 "$T"
+	S=$ROOT/build/tests/unit/symtest
+	SW=$ROOT/build/tests/symwork
+	export HOME=$T GOCACHE=$T/gocache
+	AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
+}
+
+teardown() {
+	stop_bg ${WPID:-} ${TPID:-} ${DPID:-}
+	rm -f "/tmp/perf-${WPID:-0}.map"
+	for t in profile offcputime offwaketime; do
+		assert_nothing_loaded "$t"
+	done
+}
+
+# start WORKLOAD-ARGS...: runs tests/workloads/hostile, sets WPID (and JIT, JSIZE).
+start() {
+	"$@" > "$T/work" 2>&1 &
+	WPID=$!
+	wait_for_line "$T/work" '^pid '
+	sleep 0.2
+	JIT=$(awk '/^jit / { print $2 }' "$T/work")
+	JSIZE=$(awk '/^jit / { print $3 }' "$T/work")
+}
+
+# The tool's high-water memory, in KiB, from GNU time's report in file $1.
+peak_kib() {
+	awk '/^peak / { print $2 }' "$1"
+}
+
+# no_raw_controls FILE: no control bytes but newline in FILE.
+no_raw_controls() {
+	! LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]' "$1" || fail "raw control bytes in $1: $(cat -v "$1" | head)"
+}
+
+@test "hostile: a FIFO as the perf map neither blocks nor hangs a profile" {
+	require_bpf
+	start "${AS_NOBODY[@]}" "$WL/hostile" jit 8
+	"${AS_NOBODY[@]}" mkfifo "/tmp/perf-$WPID.map"
+	run timeout 30 "$BIN/profile" -p "$WPID" -F 99 -f 2
+	assert_success
+	assert_line --regexp '^hostile;.*;\[unknown\] [0-9]+$'
+	assert_output --partial "perf maps not trusted"
+	# System-wide, as the attack was found: the whole machine's report still comes.
+	run timeout 60 "$BIN/profile" -F 49 -f 2
+	assert_success
+	assert_output --partial "hostile;"
+}
+
+@test "hostile: a perf map that is a symlink to /dev/zero is refused, not read" {
+	require_bpf
+	start "${AS_NOBODY[@]}" "$WL/hostile" jit 8
+	ln -s /dev/zero "/tmp/perf-$WPID.map"
+	chown -h nobody "/tmp/perf-$WPID.map"
+	run timeout 30 "$BIN/profile" -p "$WPID" -F 99 -f 2
+	assert_success
+	assert_output --partial "perf maps not trusted"
+	run timeout 30 "$BIN/offcputime" -f 2
+	assert_success
+}
+
+@test "hostile: a 100 GB sparse perf map is read only to its first 64 MiB" {
+	require_bpf
+	start "${AS_NOBODY[@]}" "$WL/hostile" jit 8
+	"${AS_NOBODY[@]}" truncate -s 100G "/tmp/perf-$WPID.map"
+	run timeout 60 /usr/bin/time -f 'peak %M KiB' "$BIN/profile" -p "$WPID" -F 99 -f 2
+	assert_success
+	assert_output --partial "perf maps read only to their first 64 MiB"
+	peak=$(awk '/^peak / { print $2 }' <<<"$output")
+	echo "peak $peak KiB"
+	[ "$peak" -lt 200000 ]
+}
+
+@test "hostile: a perf map is trusted from the process's user or root only" {
+	require_bpf
+	start "${AS_NOBODY[@]}" "$WL/hostile" jit 8
+	printf '%s %s jit_spin_loop\n' "$JIT" "$JSIZE" > "/tmp/perf-$WPID.map"
+	chown 12345 "/tmp/perf-$WPID.map"
+	run timeout 30 "$BIN/profile" -p "$WPID" -F 99 -f 1
+	assert_success
+	refute_output --partial jit_spin_loop
+	assert_output --partial "perf maps not trusted"
+	chown nobody "/tmp/perf-$WPID.map"
+	run timeout 30 "$BIN/profile" -p "$WPID" -F 99 -f 1
+	assert_success
+	assert_line --regexp '^hostile;.*;jit_spin_loop [0-9]+$'
+}
+
+@test "hostile: a JIT in a container writes its map under its own pid and /tmp" {
+	require_bpf
+	# pid 1 of a new pid namespace, with its own /tmp: neither is the host's.
+	unshare -p -f -m --propagation private sh -c \
+		"mount -t tmpfs none /tmp && exec '$WL/hostile' jit 8" > "$T/work" &
+	DPID=$!
+	wait_for_line "$T/work" '^jit '
+	WPID=$(pgrep -f "^$WL/hostile jit 8" | head -1)
+	grep -q '^pid 1$' "$T/work"
+	read -r jit size < <(awk '/^jit / { print $2, $3 }' "$T/work")
+	printf '%s %s container_jit\n' "$jit" "$size" > "/proc/$WPID/root/tmp/perf-1.map"
+	[ ! -e /tmp/perf-1.map ]
+	run timeout 30 "$BIN/profile" -p "$WPID" -F 99 -f 1
+	assert_success
+	assert_line --regexp '^hostile;.*;container_jit [0-9]+$'
+	WPID=
+}
+
+@test "hostile: names with escapes and newlines cannot forge lines or reach the terminal" {
+	require_bpf
+	start "${AS_NOBODY[@]}" "$WL/hostile" jit 8
+	printf '%s %s evil\033]0;pwned\007 x;y\n' "$JIT" "$JSIZE" > "/tmp/perf-$WPID.map"
+	chown nobody "/tmp/perf-$WPID.map"
+	timeout 30 "$BIN/profile" -p "$WPID" -F 99 -f 1 > "$T/folded" 2>/dev/null
+	no_raw_controls "$T/folded"
+	grep -qF 'evil\x1b]0:pwned\x07_x:y ' "$T/folded"
+	timeout 30 "$BIN/profile" -p "$WPID" -F 99 1 > "$T/text" 2>/dev/null
+	no_raw_controls "$T/text"
+	grep -qF '    evil\x1b]0;pwned\x07 x;y' "$T/text"
+	stop_bg "$WPID"
+	# A process name with a newline and a colour escape.
+	start "$WL/hostile" comm $'ev\nil\033[31mred' 8
+	timeout 30 "$BIN/profile" -p "$WPID" -F 99 -f 1 > "$T/folded" 2>/dev/null
+	no_raw_controls "$T/folded"
+	# One line per stack, each ending in its count: nothing split or forged.
+	run grep -cvE '^[^ ]+ [0-9]+$' "$T/folded"
+	assert_output 0
+	grep -qF 'ev\x0ail\x1b[31mred;' "$T/folded"
+	timeout 30 "$BIN/profile" -p "$WPID" -F 99 --json 1 > "$T/json" 2>/dev/null
+	jq -e -s 'length > 0 and all(.comm == "ev\nil\u001b[31mred")' "$T/json"
+	timeout 30 "$BIN/offcputime" -p "$WPID" 1 > "$T/text" 2>/dev/null
+	no_raw_controls "$T/text"
+	timeout 30 "$BIN/runqlat" -P -p "$WPID" 1 1 > "$T/text" 2>/dev/null
+	no_raw_controls "$T/text"
+	grep -qF "pid = $WPID ev\\x0ail\\x1b[31mred" "$T/text"
+}
+
+# A stripped copy of symwork in $T/bin, with its library, and its debug file in $T/sym.debug.
+stripped_symwork() {
+	mkdir -p "$T/bin"
+	cp "$ROOT/build/tests/libsymlib.so" "$T/bin/"
+	objcopy --only-keep-debug "$SW" "$T/sym.debug"
+	objcopy --strip-all "$SW" "$T/bin/symwork"
+}
+
+# add_debuglink BINARY NAME: a .gnu_debuglink naming NAME (any bytes), with a zero CRC.
+add_debuglink() {
+	printf '%s\0' "$2" > "$T/link"
+	while [ $(( $(stat -c %s "$T/link") % 4 )) -ne 0 ]; do printf '\0' >> "$T/link"; done
+	printf '\0\0\0\0' >> "$T/link"
+	objcopy --add-section .gnu_debuglink="$T/link" "$1"
+}
+
+start_symwork() {
+	"$@" > "$T/sw" &
+	WPID=$!
+	wait_for_line "$T/sw" '^ready'
+	WPID=$(awk '/^pid/ { print $2 }' "$T/sw")
+	ALPHA=$(awk '/^symwork_alpha/ { print $2 }' "$T/sw")
+	GAMMA=$(awk '/^symlib_gamma/ { print $2 }' "$T/sw")
+}
+
+@test "hostile: a debuglink that climbs out of its directory is not followed" {
+	stripped_symwork
+	mkfifo "$T/fifo"
+	add_debuglink "$T/bin/symwork" "../fifo"
+	start_symwork "$T/bin/symwork"
+	# Opening the FIFO would block for ever: the name is refused before any open.
+	run timeout 20 "$S" "$WPID" "$ALPHA"
+	assert_success
+	assert_output "[unknown]"
+}
+
+@test "hostile: a FIFO named like the debug file neither blocks nor is read" {
+	stripped_symwork
+	add_debuglink "$T/bin/symwork" "symwork.debug"
+	mkfifo "$T/bin/symwork.debug"
+	start_symwork "$T/bin/symwork"
+	run timeout 20 "$S" "$WPID" "$ALPHA"
+	assert_success
+	assert_output "[unknown]"
+}
+
+# nobuildid NAME [CFLAGS...]: symwork built without a build-id, as $T/bin/NAME.
+nobuildid() {
+	local name=$1
+	shift
+	mkdir -p "$T/bin"
+	cp "$ROOT/build/tests/libsymlib.so" "$T/bin/"
+	cc -g -fno-inline -fPIE -pie -Wl,--build-id=none "$@" "$ROOT/tests/symwork/symwork.c" \
+		-L"$T/bin" -lsymlib -Wl,-rpath,'$ORIGIN' -o "$T/bin/$name"
+}
+
+@test "hostile: a debug file that is not the binary's is not believed" {
+	# Without build-ids only the debuglink's CRC tells the right file.
+	nobuildid nb -O1
+	nobuildid other -O0
+	objcopy --only-keep-debug "$T/bin/nb" "$T/right.debug"
+	objcopy --only-keep-debug "$T/bin/other" "$T/bin/nb.debug"
+	cp "$T/right.debug" "$T/crc.debug"
+	objcopy --strip-all --add-gnu-debuglink="$T/crc.debug" "$T/bin/nb"
+	mv "$T/bin/nb.debug" "$T/bin/crc.debug"	# the name the link gives, the wrong contents
+	start_symwork "$T/bin/nb"
+	run "$S" "$WPID" "$ALPHA"
+	assert_success
+	assert_output "[unknown]"
+	cp "$T/right.debug" "$T/bin/crc.debug"
+	run "$S" "$WPID" "$ALPHA"
+	assert_output "symwork_alpha+0x0 [nb]"
+	stop_bg "$WPID"
+	# With build-ids, a file at the binary's build-id path must carry that id.
+	stripped_symwork
+	id=$(readelf -n "$T/bin/symwork" | awk '/Build ID/ { print $3 }')
+	mkdir -p "$T/debug/.build-id/${id:0:2}"
+	cc -g -O0 -fno-inline -fPIE -pie "$ROOT/tests/symwork/symwork.c" -L"$T/bin" -lsymlib \
+		-o "$T/other2"
+	objcopy --only-keep-debug "$T/other2" "$T/debug/.build-id/${id:0:2}/${id:2}.debug"
+	start_symwork "$T/bin/symwork"
+	run env BPFSCOPE_DEBUGINFO_PATH="$T/debug" "$S" "$WPID" "$ALPHA"
+	assert_output "[unknown]"
+	cp "$T/sym.debug" "$T/debug/.build-id/${id:0:2}/${id:2}.debug"
+	run env BPFSCOPE_DEBUGINFO_PATH="$T/debug" "$S" "$WPID" "$ALPHA"
+	assert_output "symwork_alpha+0x0 [symwork]"
+}
+
+@test "hostile: a container's debug files are looked up in the container" {
+	stripped_symwork
+	id=$(readelf -n "$T/bin/symwork" | awk '/Build ID/ { print $3 }')
+	mkdir -p "$T/dbg/.build-id/${id:0:2}"
+	cp "$T/sym.debug" "$T/dbg/.build-id/${id:0:2}/${id:2}.debug"
+	[ ! -e "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" ]
+	# Its /usr/lib/debug is a directory only its own mount namespace has.
+	start_symwork unshare -m --propagation private sh -c \
+		"mount --bind '$T/dbg' /usr/lib/debug && exec '$T/bin/symwork'"
+	run timeout 20 "$S" "$WPID" "$ALPHA"
+	assert_success
+	assert_output "symwork_alpha+0x0 [symwork]"
+}
+
+@test "hostile: MiniDebugInfo that inflates to a gigabyte is cut off at 64 MiB" {
+	stripped_symwork
+	objcopy --add-section .gnu_debugdata="$BOMB" "$T/bin/symwork"
+	start_symwork "$T/bin/symwork"
+	run timeout 60 /usr/bin/time -f 'peak %M KiB' "$S" "$WPID" "$ALPHA" "$GAMMA"
+	assert_success
+	assert_line --index 0 "[unknown]"
+	assert_line --index 1 "symlib_gamma+0x0 [libsymlib.so]"
+	peak=$(awk '/^peak / { print $2 }' <<<"$output")
+	echo "peak $peak KiB"
+	[ "$peak" -lt 150000 ]
+}
+
+@test "hostile: an xz file mapped executable is not inflated as a binary" {
+	start "$WL/hostile" mapexec "$BOMB"
+	addr=$(awk '/^addr / { print $2 }' "$T/work")
+	run timeout 60 /usr/bin/time -f 'peak %M KiB' "$S" "$WPID" "$addr"
+	assert_success
+	assert_line --index 0 "[unknown]"
+	peak=$(awk '/^peak / { print $2 }' <<<"$output")
+	echo "peak $peak KiB"
+	[ "$peak" -lt 100000 ]
+}
+
+@test "hostile: a library truncated after its process exits does not kill the report" {
+	require_bpf
+	mkdir -p "$T/lib"
+	cp "$ROOT/build/tests/libsymlib.so" "$T/lib/"
+	start "$WL/hostile" lib "$T/lib/libsymlib.so" 2
+	"$BIN/profile" -p "$WPID" -F 99 -f 5 > "$T/folded" 2> "$T/err" &
+	TPID=$!
+	wait "$WPID" || true
+	WPID=
+	# Mapped pages past the end of a file raise SIGBUS in whoever touches them.
+	truncate -s 0 "$T/lib/libsymlib.so"
+	wait "$TPID"
+	TPID=
+	grep -q '^hostile;' "$T/folded" || fail "no samples: $(cat "$T/folded" "$T/err")"
+	grep -q 'could not be read as ELF' "$T/err"
+}
+
+@test "hostile: 2,000 short-lived processes; the report comes, in time" {
+	require_bpf
+	timeout 120 "$BIN/profile" -F 99 -f 10 > "$T/folded" 2> "$T/err" &
+	TPID=$!
+	sleep 1
+	start "$WL/hostile" forks 2000 2
+	wait_for_line "$T/work" '^done' 60
+	WPID=
+	wait "$TPID"
+	TPID=
+	n=$(grep -c '^hostile;' "$T/folded")
+	echo "$n stacks of the short-lived processes"
+	[ "$n" -gt 0 ]
+	timeout 60 "$BIN/offcputime" -f 5 > "$T/folded" 2> "$T/err" &
+	TPID=$!
+	start "$WL/hostile" forks 2000 1
+	wait_for_line "$T/work" '^done' 60
+	WPID=
+	kill -INT "$TPID"
+	wait "$TPID"
+	TPID=
+	grep -q '^hostile;' "$T/folded"
+}
+
+@test "hostile: a pid reused by another program is named by its own binary" {
+	require_bpf
+	# The first program: spin, 1.5 s.
+	"$WL/spin" 1.5 > "$T/a" &
+	a=$!
+	wait_for_line "$T/a" '^pid '
+	timeout 30 "$BIN/profile" -p "$a" -F 99 -f 4 > "$T/folded" 2> "$T/err" &
+	TPID=$!
+	wait "$a"
+	# The second takes the same pid (the kernel's next pid, set by hand).
+	for try in 1 2 3 4 5; do
+		echo $((a - 1)) > /proc/sys/kernel/ns_last_pid
+		"$WL/profile_spin" -s 2 > "$T/b" &
+		WPID=$!
+		[ "$WPID" -eq "$a" ] && break
+		stop_bg "$WPID"
+		WPID=
+	done
+	[ "${WPID:-0}" -eq "$a" ] || fail "could not get pid $a again in 5 tries"
+	wait "$TPID"
+	TPID=
+	grep -qE '^spin;.*;spin_heavy' "$T/folded"
+	grep -qE '^profile_spin;.*;bpfscope_spin_(alpha|beta)' "$T/folded"
+	! grep -qE '^profile_spin;.*spin_heavy|^spin;.*bpfscope_spin' "$T/folded"
+}
+
+@test "hostile: code before an exec is named by the binary it ran in" {
+	require_bpf
+	start "$WL/hostile" exec 1.5 "$WL/spin" 2
+	timeout 30 "$BIN/profile" -p "$WPID" -F 99 -f 4 > "$T/folded" 2> "$T/err"
+	cat "$T/folded"
+	grep -qE '^hostile;.*;hostile_before_exec' "$T/folded"
+	grep -qE '^spin;.*;spin_heavy' "$T/folded"
+}
+
+@test "hostile: a binary's file descriptors are not held past what the limit allows" {
+	mkdir -p "$T/libs"
+	start "$WL/hostile" maplibs 60 "$ROOT/build/tests/libsymlib.so" "$T/libs"
+	wait_for_line "$T/work" '^ready'
+	addrs=$(awk '/^lib / { print $3 }' "$T/work")
+	# 60 libraries, under a hard limit of 40 open files.
+	run bash -c 'ulimit -n 40 && exec "$@"' limit "$S" "$WPID" $addrs
+	assert_success
+	[ "$(grep -c '^symlib_gamma+0x0 \[libcopy' <<<"$output")" -eq 60 ]
+}
+
+@test "hostile: an output path that is a symlink is replaced, not written through" {
+	require_bpf
+	"$WL/spin" 4 > "$T/spin" &
+	WPID=$!
+	wait_for_line "$T/spin" '^pid '
+	echo precious > "$T/victim"
+	ln -s "$T/victim" "$T/out.svg"
+	ln -s "$T/victim" "$T/out.pb.gz"
+	run timeout 30 "$BIN/profile" -p "$WPID" -F 99 --svg "$T/out.svg" --pprof "$T/out.pb.gz" 1
+	assert_success
+	[ "$(cat "$T/victim")" = precious ]
+	[ ! -L "$T/out.svg" ] && [ ! -L "$T/out.pb.gz" ]
+	xmllint --noout "$T/out.svg"
+	gzip -t "$T/out.pb.gz"
+	# A run killed before its report leaves the old file whole, and nothing beside it.
+	cp "$T/out.svg" "$T/old.svg"
+	"$BIN/profile" -p "$WPID" -F 99 --svg "$T/out.svg" 30 > /dev/null 2>&1 &
+	TPID=$!
+	sleep 1
+	kill -KILL "$TPID"
+	wait "$TPID" || true
+	TPID=
+	cmp "$T/out.svg" "$T/old.svg"
+	[ "$(ls -A "$T" | grep -c '^\.out')" -eq 0 ]
+}
+
+@test "hostile: output paths are checked before tracing, and a failed write fails the tool" {
+	require_bpf
+	for t in profile offcputime offwaketime; do
+		run timeout 10 "$BIN/$t" --svg /nonexistent/x.svg 5
+		assert_failure 1
+		assert_output --partial "cannot write /nonexistent/x.svg"
+		refute_output --partial "Tracing"
+		refute_output --partial "Sampling"
+		run "$BIN/$t" --svg "$T/same" --pprof "$T/same" 1
+		assert_failure 2
+		assert_output --partial "name the same file"
+		run "$BIN/$t" -f --svg - 1
+		assert_failure 2
+		# The directory goes away during the run: the write fails, and so does the tool.
+		mkdir "$T/d"
+		"$BIN/$t" --pprof "$T/d/x.pb.gz" 2 > "$T/out" 2> "$T/err" &
+		TPID=$!
+		sleep 1
+		rmdir "$T/d"
+		rc=0
+		wait "$TPID" || rc=$?
+		TPID=
+		[ "$rc" -eq 1 ] || fail "$t: exit $rc after a failed write: $(cat "$T/err")"
+		grep -q "cannot write $T/d/x.pb.gz" "$T/err"
+		! grep -q 'cannot read' "$T/err"
+	done
+	# '-' is the standard output.
+	run timeout 10 "$BIN/profile" -F 49 --svg - 1
+	assert_success
+	xmllint --noout - <<<"$(grep -v '^Sampling' <<<"$output")"
+}
+
+@test "hostile: every tool fails, exit 1, when its standard output is closed" {
+	require_bpf
+	for cmd in "runqlat 1 1" "biolatency 1 1" "cachestat 1 1" "readdirlat 1 1" \
+		"funclatency -d 1 c:getpid" "profile 1" "offcputime 1" "offwaketime 1"; do
+		run bash -c "'$BIN/'$cmd >&-"
+		[ "$status" -eq 1 ] || fail "$cmd: exit $status: $output"
+		assert_output --partial "standard output is closed"
+	done
+}
+
+# A local debuginfod serving $T/dbg; sets DPID and PORT.
+start_debuginfod() {
+	PORT=$((20000 + RANDOM % 20000))
+	debuginfod -p "$PORT" -F "$T/dbg" -d "$T/db.sqlite" -t 1 -vvv > "$T/dlog" 2>&1 &
+	DPID=$!
+	for i in $(seq 100); do
+		curl -sf -o /dev/null "http://127.0.0.1:$PORT/buildid/$1/debuginfo" && return 0
+		sleep 0.2
+	done
+	fail "debuginfod did not serve $1: $(tail "$T/dlog")"
+}
+
+@test "hostile: debuginfod is asked only with --debuginfod, and then answers" {
+	require_bpf
+	mkdir -p "$T/bin" "$T/dbg"
+	objcopy --only-keep-debug "$WL/spin" "$T/dbg/spin.debug"
+	objcopy --strip-all "$WL/spin" "$T/bin/spin"
+	id=$(readelf -n "$T/bin/spin" | awk '/Build ID/ { print $3 }')
+	start_debuginfod "$id"
+	requests() { grep -c "buildid/$id/debuginfo" "$T/dlog"; }
+	before=$(requests)
+	"$T/bin/spin" 8 > "$T/spin" &
+	WPID=$!
+	wait_for_line "$T/spin" '^pid '
+	export DEBUGINFOD_URLS=http://127.0.0.1:$PORT DEBUGINFOD_CACHE_PATH=$T/cache
+	run timeout 30 "$BIN/profile" -p "$WPID" -F 99 -f 1
+	assert_success
+	refute_output --partial spin_heavy
+	[ "$(requests)" -eq "$before" ] || fail "the tool asked debuginfod unasked"
+	run timeout 30 "$BIN/profile" -p "$WPID" -F 99 -f --debuginfod 1
+	assert_success
+	assert_output --partial spin_heavy
+	[ "$(requests)" -gt "$before" ]
+	# A server that never answers costs at most the time given.
+	nc_port=$((PORT + 1))
+	python3 -c "import socket,time; s=socket.socket(); s.bind(('127.0.0.1',$nc_port)); s.listen(); time.sleep(60)" &
+	BLACKHOLE=$!
+	rm -rf "$T/cache"
+	export DEBUGINFOD_URLS=http://127.0.0.1:$nc_port
+	start_s=$SECONDS
+	run timeout 60 "$BIN/profile" -p "$WPID" -F 99 -f --debuginfod=3 1
+	kill "$BLACKHOLE" 2>/dev/null || true
+	assert_success
+	echo "took $((SECONDS - start_s)) s"
+	[ $((SECONDS - start_s)) -le 10 ]
+}
