@@ -2,6 +2,10 @@
 # Builds the bpfscope tools, their tests and man pages; see README.md.
 
 OUTPUT    := build
+ifeq ($(SANITIZE),1)
+# make check SANITIZE=1: everything again under ASan and UBSan, beside the normal build.
+OUTPUT    := build/san
+endif
 CLANG     ?= clang
 LLVM_STRIP ?= llvm-strip
 BPFTOOL   ?= bpftool
@@ -26,8 +30,14 @@ BPF_CFLAGS := -g -O2 -Wall -Wno-unused-function -target bpf -D__TARGET_ARCH_$(AR
 	-I vmlinux -I bpf -I /usr/include/$(shell uname -m)-linux-gnu
 LDLIBS    := -lbpf -lelf -lz -llzma
 
+ifeq ($(SANITIZE),1)
+CFLAGS    += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+LDFLAGS   += -fsanitize=address,undefined
+endif
+
 ifeq ($(STATIC),1)
 LDFLAGS   += -static
+WORKLOAD_LDFLAGS := -static
 LDLIBS    += -lpthread
 CFLAGS    += -DBPFSCOPE_STATIC
 DEPS_GROUPS := build static
@@ -91,7 +101,7 @@ WORKLOAD_CFLAGS := -g -O1 -fno-omit-frame-pointer -fno-inline -Wall -pthread
 
 $(OUTPUT)/tests/%: tests/workloads/%.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(WORKLOAD_CFLAGS) $(LDFLAGS) $< -o $@ -lpthread
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) $(WORKLOAD_LDFLAGS) $< -o $@ -lpthread
 
 $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
@@ -99,7 +109,7 @@ $(OUTPUT)/tests:
 workloads: $(WORKLOADS)
 
 check: deps all $(WORKLOADS)
-	@tests/run-bats
+	@BPFSCOPE_BUILD=$(abspath $(OUTPUT)) tests/run-bats
 
 # The kernel matrix (tests/vm/run): static tools checked on this kernel and
 # in qemu on Debian's 6.1 and 6.12 cloud kernels.

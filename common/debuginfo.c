@@ -38,14 +38,6 @@ struct debuginfo {
 	double deadline;		/* of the fetch under way */
 };
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 struct debuginfo *debuginfo__new(void)
 {
 	struct debuginfo *d = calloc(1, sizeof(*d));
@@ -239,6 +231,14 @@ int debuginfo__enable_debuginfod(struct debuginfo *d, unsigned int seconds)
 }
 
 #ifndef BPFSCOPE_STATIC
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static struct debuginfo *fetching;
 
 /* The library's progress callback: nonzero cancels a fetch past its time, or on Ctrl-C. */

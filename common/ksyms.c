@@ -61,11 +61,25 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+int ksyms__parse_line(const char *line, struct ksym_line *out)
+{
+	unsigned long long addr;
+	int n;
+
+	out->module[0] = '\0';
+	n = sscanf(line, "%llx %c %255s [%127[^]]]", &addr, &out->type, out->name, out->module);
+	if (n < 3)
+		return -EINVAL;
+	out->addr = addr;
+	return 0;
+}
+
 struct ksyms *ksyms__parse(FILE *kallsyms, FILE *modules)
 {
 	struct ksyms *k = calloc(1, sizeof(*k));
-	char line[512], name[256], mod[128], type;
+	char line[512], mod[128];
 	unsigned long long addr, size;
+	struct ksym_line l;
 
 	if (!k)
 		return NULL;
@@ -82,16 +96,14 @@ struct ksyms *ksyms__parse(FILE *kallsyms, FILE *modules)
 		k->mods[k->nmods++] = (struct module_range){ keep(k, mod), addr, addr + size };
 	}
 	while (kallsyms && fgets(line, sizeof(line), kallsyms)) {
-		int n = sscanf(line, "%llx %c %255s [%127[^]]]", &addr, &type, name, mod);
-
-		if (n < 3)
+		if (ksyms__parse_line(line, &l))
 			continue;
 		/* A marker, not code: it bounds the core kernel's text. */
-		if (!strcmp(name, "_etext")) {
-			k->etext = addr;
+		if (!strcmp(l.name, "_etext")) {
+			k->etext = l.addr;
 			continue;
 		}
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+		if (!ksyms__is_text(l.type))
 			continue;
 		if (k->n == k->cap) {
 			size_t cap = k->cap ? k->cap * 2 : 65536;
@@ -102,7 +114,8 @@ struct ksyms *ksyms__parse(FILE *kallsyms, FILE *modules)
 			k->syms = t;
 			k->cap = cap;
 		}
-		k->syms[k->n++] = (struct ksym){ addr, keep(k, name), n == 4 ? module_name(k, mod) : NULL };
+		k->syms[k->n++] = (struct ksym){ l.addr, keep(k, l.name),
+						 l.module[0] ? module_name(k, l.module) : NULL };
 	}
 	if (k->n)
 		qsort(k->syms, k->n, sizeof(*k->syms), cmp_ksym);

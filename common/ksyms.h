@@ -8,6 +8,23 @@
 
 struct ksyms;
 
+/* One line of /proc/kallsyms: "ffffffff81000000 T name [module]". */
+struct ksym_line {
+	uint64_t addr;
+	char type;		/* 't'/'T': text; 'w'/'W': weak */
+	char name[256];
+	char module[128];	/* "" for the core kernel */
+};
+
+/* The one kallsyms line parser every user shares. 0, or -EINVAL. */
+int ksyms__parse_line(const char *line, struct ksym_line *out);
+
+/* Is @type a function's (text, strong or weak)? */
+static inline int ksyms__is_text(char type)
+{
+	return type == 't' || type == 'T' || type == 'w' || type == 'W';
+}
+
 struct ksyms *ksyms__load(void);
 /* Parses kallsyms- and modules-formatted streams; for tests and the fuzzer. */
 struct ksyms *ksyms__parse(FILE *kallsyms, FILE *modules);

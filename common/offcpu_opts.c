@@ -16,9 +16,11 @@
 #include "syms.h"
 #include "tool.h"
 
-enum { KEY_STACK_STORAGE = CLI_KEY_TOOL + 0x100, KEY_STATE, KEY_SVG, KEY_PPROF, KEY_DEBUGINFOD };
+enum { KEY_STACK_STORAGE = CLI_KEY_TOOL + 0x100, KEY_HASH_STORAGE, KEY_STATE, KEY_SVG, KEY_PPROF,
+       KEY_DEBUGINFOD };
 
-struct offcpu_opts offcpu = { .stack_storage = 16384, .min_us = 1, .max_us = ULLONG_MAX };
+struct offcpu_opts offcpu = { .stack_storage = 16384, .hash_storage = 10240, .min_us = 1,
+			      .max_us = ULLONG_MAX };
 
 const struct argp_option offcpu_options[] = {
 	{ "pid", 'p', "PID", 0, "Trace this PID only" },
@@ -31,6 +33,8 @@ const struct argp_option offcpu_options[] = {
 	{ "folded", 'f', NULL, 0, "Output folded format, one line per stack" },
 	{ "stack-storage-size", KEY_STACK_STORAGE, "SIZE", 0,
 	  "Stack traces the kernel can keep (default 16384)" },
+	{ "hash-storage-size", KEY_HASH_STORAGE, "SIZE", 0,
+	  "Distinct stacks (or stack pairs) the kernel can total (default 10240)" },
 	{ "min-block-time", 'm', "MIN", 0, "Only blocks of at least MIN microseconds (default 1)" },
 	{ "max-block-time", 'M', "MAX", 0, "Only blocks of at most MAX microseconds" },
 	{ "state", KEY_STATE, "STATE", 0,
@@ -57,6 +61,9 @@ error_t offcpu__parse(int key, char *arg, struct argp_state *state)
 	case 'f': offcpu.folded = true; break;
 	case KEY_STACK_STORAGE:
 		offcpu.stack_storage = cli__parse_ulong(state, "stack storage size", arg, 1, 1 << 24);
+		break;
+	case KEY_HASH_STORAGE:
+		offcpu.hash_storage = cli__parse_ulong(state, "hash storage size", arg, 1, 1 << 24);
 		break;
 	case 'm':
 		offcpu.min_us = cli__parse_ulong(state, "minimum block time", arg, 0, ULONG_MAX);
@@ -119,11 +126,13 @@ int offcpu__check_target(void)
 	return 0;
 }
 
-int offcpu__check_files(void)
+int offcpu__check_files(size_t key_size)
 {
 	return stackreport__check_files(offcpu.svg, offcpu.pprof) ?:
 	       tool__check_map_memory("--stack-storage-size", offcpu.stack_storage,
-				      STACKS_ENTRY_BYTES);
+				      STACKS_ENTRY_BYTES) ?:
+	       tool__check_map_memory("--hash-storage-size", offcpu.hash_storage,
+				      key_size + sizeof(__u64) + STACKS_MAP_OVERHEAD);
 }
 
 void offcpu__banner(const struct cli *cli, const char *what)
@@ -163,7 +172,7 @@ void offcpu__warn_lost(const struct offcpu_losses *lost, const struct stacks *st
 		pr_warn("%llu %s dropped: the kernel did not report the thread's return to a CPU",
 			(unsigned long long)lost->ends, periods);
 	if (lost->keys)
-		pr_warn("%llu %s dropped: more than %u distinct %s",
+		pr_warn("%llu %s dropped: more than %u distinct %s; raise --hash-storage-size",
 			(unsigned long long)lost->keys, periods, bpf_map__max_entries(totals), keys);
 }
 

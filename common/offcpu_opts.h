@@ -16,7 +16,8 @@ struct offcpu_opts {
 	bool user_threads, kernel_threads;
 	bool user_only, kernel_only;	/* -U, -K */
 	bool delimit, folded;
-	unsigned long stack_storage;
+	unsigned long stack_storage;	/* stacks the kernel keeps */
+	unsigned long hash_storage;	/* totals it keeps */
 	unsigned long long min_us, max_us;
 	long state;
 	bool state_set;
@@ -37,10 +38,11 @@ struct offcpu_filter offcpu__filter(void);
 int offcpu__check_target(void);
 
 /*
- * 0, or a printed error when --svg or --pprof cannot be written, or
- * --stack-storage-size asks for more memory than the machine has to give.
+ * 0, or a printed error when --svg or --pprof cannot be written, or the
+ * storage sizes ask for more memory than the machine has to give (a totals
+ * entry's key is @key_size bytes).
  */
-int offcpu__check_files(void);
+int offcpu__check_files(size_t key_size);
 
 /*
  * bcc's "Tracing off-CPU time (us) of all threads by user + kernel stack

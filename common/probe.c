@@ -10,6 +10,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "ksyms.h"
 #include "probe.h"
 #include "tool.h"
 
@@ -144,13 +145,14 @@ bool probe__tracepoint(const char *category, const char *name)
 
 bool probe__kallsyms(const char *name)
 {
-	char line[512], sym[256], type;
+	struct ksym_line l;
+	char line[512];
 	bool found = false;
-	FILE *f = fopen("/proc/kallsyms", "r");
+	FILE *f = fopen("/proc/kallsyms", "re");
 
 	while (f && !found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "%*s %c %255s", &type, sym) == 2 &&
-			(type == 't' || type == 'T') && !strcmp(sym, name);
+		found = !ksyms__parse_line(line, &l) && (l.type == 't' || l.type == 'T') &&
+			!strcmp(l.name, name);
 	if (f)
 		fclose(f);
 	return found;

@@ -2,13 +2,13 @@
 # `make fuzz FUZZ_SECONDS=N`: libFuzzer, with ASan and UBSan, on the symbolizer's parsers.
 
 FUZZ_SECONDS ?= 60
-FUZZ_SRCS := tests/fuzz/fuzz_syms.c common/syms.c common/ksyms.c common/procmaps.c common/uprobes.c
+FUZZ_SRCS := tests/fuzz/fuzz_syms.c $(COMMON_SRCS)
 
 $(OUTPUT)/fuzz/fuzz_syms: $(FUZZ_SRCS) $(wildcard common/*.h)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-D_GNU_SOURCE -I common -I bpf $(FUZZ_SRCS) -ldw -lelf -lz -o $@
+		-D_GNU_SOURCE -DBPFSCOPE_VERSION='"fuzz"' -I common -I bpf $(FUZZ_SRCS) -lbpf -lelf -lz -llzma -ldl -o $@
 
 .PHONY: fuzz
 fuzz: $(OUTPUT)/fuzz/fuzz_syms

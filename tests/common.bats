@@ -5,7 +5,7 @@
 
 load helpers
 
-H=$ROOT/build/tests/unit/histogram
+H=$BUILD/tests/unit/histogram
 
 @test "log2 histogram: bcc's narrow layout, rows from 0 up to the last non-empty slot" {
 	run "$H" small

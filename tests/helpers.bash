@@ -5,8 +5,10 @@ load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
 
 ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
-BIN=$ROOT/build/bin
-WL=$ROOT/build/tests
+# What make built: build/, or another OUTPUT (make check SANITIZE=1 builds in build/san).
+BUILD=${BPFSCOPE_BUILD:-$ROOT/build}
+BIN=$BUILD/bin
+WL=$BUILD/tests
 
 # Tests that load BPF need root and a kernel with BTF. Locally they skip
 # without; under REQUIRE_BPF=1 (CI) that is a failure, so CI cannot pass by

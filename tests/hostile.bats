@@ -16,8 +16,8 @@ setup_file() {
 setup() {
 	T=$BATS_TEST_TMPDIR
 	chmod 755 "$T"
-	S=$ROOT/build/tests/unit/symtest
-	SW=$ROOT/build/tests/symwork
+	S=$BUILD/tests/unit/symtest
+	SW=$BUILD/tests/symwork
 	export HOME=$T GOCACHE=$T/gocache
 	AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
 }
@@ -153,7 +153,7 @@ no_raw_controls() {
 # A stripped copy of symwork in $T/bin, with its library, and its debug file in $T/sym.debug.
 stripped_symwork() {
 	mkdir -p "$T/bin"
-	cp "$ROOT/build/tests/libsymlib.so" "$T/bin/"
+	cp "$BUILD/tests/libsymlib.so" "$T/bin/"
 	objcopy --only-keep-debug "$SW" "$T/sym.debug"
 	objcopy --strip-all "$SW" "$T/bin/symwork"
 }
@@ -201,7 +201,7 @@ nobuildid() {
 	local name=$1
 	shift
 	mkdir -p "$T/bin"
-	cp "$ROOT/build/tests/libsymlib.so" "$T/bin/"
+	cp "$BUILD/tests/libsymlib.so" "$T/bin/"
 	cc -g -fno-inline -fPIE -pie -Wl,--build-id=none "$@" "$ROOT/tests/symwork/symwork.c" \
 		-L"$T/bin" -lsymlib -Wl,-rpath,'$ORIGIN' -o "$T/bin/$name"
 }
@@ -279,7 +279,7 @@ nobuildid() {
 @test "hostile: a library truncated after its process exits does not kill the report" {
 	require_bpf
 	mkdir -p "$T/lib"
-	cp "$ROOT/build/tests/libsymlib.so" "$T/lib/"
+	cp "$BUILD/tests/libsymlib.so" "$T/lib/"
 	start "$WL/hostile" lib "$T/lib/libsymlib.so" 2
 	"$BIN/profile" -p "$WPID" -F 99 -f 5 > "$T/folded" 2> "$T/err" &
 	TPID=$!
@@ -354,7 +354,7 @@ nobuildid() {
 
 @test "hostile: a binary's file descriptors are not held past what the limit allows" {
 	mkdir -p "$T/libs"
-	start "$WL/hostile" maplibs 60 "$ROOT/build/tests/libsymlib.so" "$T/libs"
+	start "$WL/hostile" maplibs 60 "$BUILD/tests/libsymlib.so" "$T/libs"
 	wait_for_line "$T/work" '^ready'
 	addrs=$(awk '/^lib / { print $3 }' "$T/work")
 	# 60 libraries, under a hard limit of 40 open files.

@@ -7,8 +7,8 @@ load helpers
 
 setup() {
 	T=$BATS_TEST_TMPDIR
-	S=$ROOT/build/tests/unit/symtest
-	SW=$ROOT/build/tests/symwork
+	S=$BUILD/tests/unit/symtest
+	SW=$BUILD/tests/symwork
 }
 
 teardown() {
@@ -41,7 +41,7 @@ start() {
 @test "syms: a stripped binary, its symbols in a debug file found by build-id" {
 	require_bpf
 	mkdir -p "$T/bin" "$T/debug"
-	cp "$ROOT/build/tests/libsymlib.so" "$T/bin/"
+	cp "$BUILD/tests/libsymlib.so" "$T/bin/"
 	objcopy --only-keep-debug "$SW" "$T/symwork.debug"
 	objcopy --strip-all "$SW" "$T/bin/symwork"
 	id=$(readelf -n "$T/bin/symwork" | awk '/Build ID/ { print $3 }')
@@ -58,7 +58,7 @@ start() {
 @test "syms: a stripped binary with a .gnu_debuglink next to it" {
 	require_bpf
 	mkdir -p "$T/bin"
-	cp "$ROOT/build/tests/libsymlib.so" "$T/bin/"
+	cp "$BUILD/tests/libsymlib.so" "$T/bin/"
 	objcopy --only-keep-debug "$SW" "$T/bin/symwork.debug"
 	objcopy --strip-all --add-gnu-debuglink="$T/bin/symwork.debug" "$SW" "$T/bin/symwork"
 	start "$T/bin/symwork"
@@ -69,7 +69,7 @@ start() {
 @test "syms: a stripped binary carrying MiniDebugInfo (.gnu_debugdata)" {
 	require_bpf
 	mkdir -p "$T/bin"
-	cp "$ROOT/build/tests/libsymlib.so" "$T/bin/"
+	cp "$BUILD/tests/libsymlib.so" "$T/bin/"
 	# As distributions build it: the function symbols, xz-compressed, inside the stripped binary.
 	objcopy --only-keep-debug "$SW" "$T/full.debug"
 	objcopy --strip-debug --remove-section=.comment "$T/full.debug" "$T/mini"
@@ -89,7 +89,7 @@ start() {
 	require_bpf
 	mkdir -p "$T/ns"
 	start unshare -m --propagation private sh -c "mount -t tmpfs none '$T/ns' &&
-		cp '$SW' '$ROOT/build/tests/libsymlib.so' '$T/ns/' && exec '$T/ns/symwork'"
+		cp '$SW' '$BUILD/tests/libsymlib.so' '$T/ns/' && exec '$T/ns/symwork'"
 	[ ! -e "$T/ns/symwork" ]	# not in our namespace
 	run "$S" "$SPID" "$ALPHA" "$GAMMA"
 	assert_line --index 0 "symwork_alpha+0x0 [symwork]"
@@ -99,7 +99,7 @@ start() {
 @test "syms: a process whose binary was deleted after it started" {
 	require_bpf
 	mkdir -p "$T/del"
-	cp "$SW" "$ROOT/build/tests/libsymlib.so" "$T/del/"
+	cp "$SW" "$BUILD/tests/libsymlib.so" "$T/del/"
 	start "$T/del/symwork"
 	rm "$T/del/symwork"
 	run "$S" "$SPID" "$ALPHA"

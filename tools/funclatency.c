@@ -13,6 +13,7 @@
 
 #include "cgroup.h"
 #include "cli.h"
+#include "ksyms.h"
 #include "maps.h"
 #include "probe.h"
 #include "proc.h"
@@ -240,7 +241,7 @@ static FILE *open_kernel_funcs(bool *kallsyms)
 /* Kernel functions matching the pattern, sorted, each name once. */
 static ssize_t kernel_matches(const char *pattern, char ***out)
 {
-	char line[512], name[256], type, **names = NULL;
+	char line[512], name[256], **names = NULL;
 	size_t n = 0, cap = 0, uniq = 0;
 	bool kallsyms;
 	regex_t re;
@@ -250,11 +251,16 @@ static ssize_t kernel_matches(const char *pattern, char ***out)
 		return -EINVAL;
 	f = open_kernel_funcs(&kallsyms);
 	while (f && fgets(line, sizeof(line), f)) {
+		struct ksym_line l;
+
 		/* "name [module]" in ftrace's list, "addr type name [module]" in kallsyms. */
-		if (kallsyms ? sscanf(line, "%*s %c %255s", &type, name) != 2 ||
-			       (type != 't' && type != 'T')
-			     : sscanf(line, "%255s", name) != 1)
+		if (kallsyms) {
+			if (ksyms__parse_line(line, &l) || (l.type != 't' && l.type != 'T'))
+				continue;
+			snprintf(name, sizeof(name), "%s", l.name);
+		} else if (sscanf(line, "%255s", name) != 1) {
 			continue;
+		}
 		/* .isra/.constprop/.cold copies: no BTF, and not what anyone asks for. */
 		if (strchr(name, '.') ||
 		    (env.regex ? regexec(&re, name, 0, NULL, 0) : fnmatch(pattern, name, 0)))

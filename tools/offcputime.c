@@ -62,6 +62,7 @@ static void configure(struct offcputime_bpf *obj)
 	obj->rodata->filter = offcpu__filter();
 	obj->rodata->stack_seed = stacks__seed();
 	bpf_map__set_max_entries(obj->maps.stacks, offcpu.stack_storage);
+	bpf_map__set_max_entries(obj->maps.totals, offcpu.hash_storage);
 	bpf_program__set_autoload(obj->progs.offcputime_switch, btf);
 	bpf_program__set_autoload(obj->progs.offcputime_raw_switch, !btf);
 	if (btf)
@@ -78,7 +79,7 @@ int main(int argc, char **argv)
 	cli__parse(&cli, argc, argv);
 	if (tool__check_privileges())
 		return EXIT_RUNTIME;
-	if (offcpu__check_target() || offcpu__check_files())
+	if (offcpu__check_target() || offcpu__check_files(sizeof(struct stack_key)))
 		return EXIT_RUNTIME;
 	o.syms = syms__new();
 	o.obj = offcputime_bpf__open();

@@ -150,7 +150,7 @@ int main(int argc, char **argv)
 	cli__parse(&cli, argc, argv);
 	if (tool__check_privileges())
 		return EXIT_RUNTIME;
-	if (offcpu__check_target() || offcpu__check_files())
+	if (offcpu__check_target() || offcpu__check_files(sizeof(struct offwake_key)))
 		return EXIT_RUNTIME;
 	o.syms = syms__new();
 	o.obj = offwaketime_bpf__open();
@@ -167,6 +167,7 @@ int main(int argc, char **argv)
 	o.obj->rodata->filter = offcpu__filter();
 	o.obj->rodata->stack_seed = stacks__seed();
 	bpf_map__set_max_entries(o.obj->maps.stacks, offcpu.stack_storage);
+	bpf_map__set_max_entries(o.obj->maps.totals, offcpu.hash_storage);
 	bpf_program__set_autoload(o.obj->progs.offwaketime_switch, btf);
 	bpf_program__set_autoload(o.obj->progs.offwaketime_waking, btf);
 	bpf_program__set_autoload(o.obj->progs.offwaketime_raw_switch, !btf);

@@ -1,17 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * libFuzzer target for what the symbolizer parses from files any user can
- * write: ELF binaries (symbols, segments, through libdwfl and libelf), maps
- * lines and kallsyms/modules text. The first byte picks the parser.
+ * write. The first byte picks the parser: 0 an ELF file (segments, symbols,
+ * build-id, debuglink, MiniDebugInfo, uprobe offsets), 1 a /proc/PID/maps
+ * line, 2 kallsyms and modules text, 3 a perf-PID.map, 4 a debug file
+ * planted in a fake root where the build-id and debuglink searches look.
  */
+#include <fcntl.h>
+#include <stdbool.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "debuginfo.h"
 #include "ksyms.h"
+#include "perfmap.h"
 #include "procmaps.h"
 #include "syms.h"
 #include "uprobes.h"
@@ -22,7 +30,6 @@ static void fuzz_elf(const uint8_t *data, size_t size)
 	struct uprobe_func *funcs;
 	struct sym_info si;
 	struct syms *s;
-	char path[64];
 	ssize_t n;
 
 	if (fd < 0)
@@ -32,11 +39,10 @@ static void fuzz_elf(const uint8_t *data, size_t size)
 		for (uint64_t off = 0; s && off < size + 64; off += 1 + size / 16)
 			syms__file(s, fd, off, &si);
 		syms__free(s);
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		n = uprobes__find(path, "*", false, 1000, &funcs);
+		n = uprobes__find(fd, "*", false, 1000, &funcs);
 		if (n > 0)
 			uprobes__free(funcs, n);
-		uprobes__is_go(path);
+		uprobes__is_go(fd);
 	}
 	close(fd);
 }
@@ -76,11 +82,108 @@ static void fuzz_kallsyms(const uint8_t *data, size_t size)
 		fclose(mods);
 }
 
+static void fuzz_perfmap(const uint8_t *data, size_t size)
+{
+	struct perfmap m = {};
+	char *text = malloc(size + 1);
+
+	if (!text)
+		return;
+	memcpy(text, data, size);
+	if (perfmap__parse(&m, text, size)) {
+		perfmap__free(&m);
+		return;
+	}
+	for (size_t i = 0; i < 64; i++)
+		perfmap__find(&m, size ? (uint64_t)data[i % size] << (i % 48) : i);
+	perfmap__free(&m);
+}
+
+/* A root tree of our own, where the searches look for debug files. */
+static const char *fake_root(void)
+{
+	static char dir[] = "/tmp/bpfscope-fuzz-root.XXXXXX";
+	static bool made;
+	char path[PATH_MAX];
+
+	if (made)
+		return dir;
+	if (!mkdtemp(dir))
+		return NULL;
+	snprintf(path, sizeof(path), "%s/usr", dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/usr/lib", dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/usr/lib/debug", dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/usr/lib/debug/.build-id", dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/usr/lib/debug/.build-id/ab", dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/bin", dir);
+	mkdir(path, 0755);
+	made = true;
+	return dir;
+}
+
+static void put(const char *root, const char *name, const uint8_t *data, size_t size)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", root, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	if (write(fd, data, size) != (ssize_t)size)
+		ftruncate(fd, 0);
+	close(fd);
+}
+
+/* 20 bytes of build-id and 4 of CRC, then the planted file's contents. */
+static void fuzz_debuginfo(const uint8_t *data, size_t size)
+{
+	static struct debuginfo *d;
+	unsigned char id[20] = { 0xab };
+	const char *root = fake_root();
+	struct debuginfo_query q;
+	char found[PATH_MAX];
+	int rootfd, fd;
+	uint32_t crc = 0;
+
+	char name[128];
+
+	if (!root || size < 24)
+		return;
+	if (!d)
+		d = debuginfo__new();
+	memcpy(id + 1, data + 1, 19);
+	memcpy(&crc, data + 20, 4);
+	/* Where the build-id search will look for this id. */
+	snprintf(name, sizeof(name), "usr/lib/debug/.build-id/ab/");
+	for (size_t i = 1; i < sizeof(id); i++)
+		snprintf(name + strlen(name), sizeof(name) - strlen(name), "%02x", id[i]);
+	strcat(name, ".debug");
+	put(root, name, data + 24, size - 24);
+	put(root, "bin/prog.debug", data + 24, size - 24);
+	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return;
+	q = (struct debuginfo_query){
+		.rootfd = rootfd, .path = "/bin/prog", .build_id = data[0] & 1 ? id : NULL,
+		.build_id_len = sizeof(id), .debuglink = "prog.debug", .crc = crc,
+	};
+	fd = debuginfo__find(d, &q, found, sizeof(found));
+	if (fd >= 0)
+		close(fd);
+	close(rootfd);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	switch (data[0] % 3) {
+	switch (data[0] % 5) {
 	case 0:
 		fuzz_elf(data + 1, size - 1);
 		break;
@@ -89,6 +192,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 2:
 		fuzz_kallsyms(data + 1, size - 1);
+		break;
+	case 3:
+		fuzz_perfmap(data + 1, size - 1);
+		break;
+	case 4:
+		fuzz_debuginfo(data + 1, size - 1);
 		break;
 	}
 	return 0;

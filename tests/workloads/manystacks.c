@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Test workload with thousands of distinct call stacks: path P (0..4095)
- * runs main -> ms12_x -> ms11_x -> ... -> ms1_x -> the leaf, each x (a or
- * b) chosen by one bit of P, so every path is a different stack.
+ * Test workload with up to 131,072 distinct call stacks: path P runs
+ * main -> run_path -> ms17_x -> ... -> ms1_x -> the leaf, each x (a or b)
+ * chosen by one bit of P, so every path is a different stack.
  * usage: manystacks spin PATHS SECONDS  -- burns CPU in every path in turn
  *        manystacks sleep PATHS          -- each path sleeps 50 us, once
  *        manystacks pipe PATHS           -- a reader blocks in each path on
@@ -120,10 +120,17 @@ PAIR(9, (p >> 7 & 1 ? ms8_b : ms8_a)(p))
 PAIR(10, (p >> 8 & 1 ? ms9_b : ms9_a)(p))
 PAIR(11, (p >> 9 & 1 ? ms10_b : ms10_a)(p))
 PAIR(12, (p >> 10 & 1 ? ms11_b : ms11_a)(p))
+PAIR(13, (p >> 11 & 1 ? ms12_b : ms12_a)(p))
+PAIR(14, (p >> 12 & 1 ? ms13_b : ms13_a)(p))
+PAIR(15, (p >> 13 & 1 ? ms14_b : ms14_a)(p))
+PAIR(16, (p >> 14 & 1 ? ms15_b : ms15_a)(p))
+PAIR(17, (p >> 15 & 1 ? ms16_b : ms16_a)(p))
+
+#define MAX_PATHS (1u << 17)
 
 static __attribute__((noinline)) void run_path(unsigned int p)
 {
-	(p >> 11 & 1 ? ms12_b : ms12_a)(p);
+	(p >> 16 & 1 ? ms17_b : ms17_a)(p);
 	sink++;
 }
 
@@ -146,7 +153,7 @@ int main(int argc, char **argv)
 	if (argc < 3)
 		return 2;
 	paths = atoi(argv[2]);
-	if (!paths || paths > 4096)
+	if (!paths || paths > MAX_PATHS)
 		return 2;
 	if (!strcmp(argv[1], "spin")) {
 		double end = now() + (argc > 3 ? atof(argv[3]) : 3);

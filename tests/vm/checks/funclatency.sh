@@ -3,7 +3,7 @@
 # funclatency's kernel paths (fentry, kprobe, kprobe.multi) in a test VM, on the funcs workload.
 #
 # POSIX sh; see tests/vm/lib.sh. The funcs workload, released by SIGUSR1, makes exactly
-# 30 nanosleep() calls (20 of 10 ms, 10 of 1 ms) and 100 pipe read()s and
+# 50 nanosleep() calls (20 of 10 ms, 30 of 1 ms) and 100 pipe read()s and
 # write()s; funclatency -p counts them in the kernel.
 
 fl_out=$SCRATCH/funclatency.out
@@ -33,18 +33,18 @@ fl_lacking() {
 	result funclatency "$1" n/a "$(head -n 1 "$fl_err")"
 }
 
-# fl_check_sleep METHOD ARGS...: do_nanosleep, 30 calls, timed as 1 and 10 ms.
+# fl_check_sleep METHOD ARGS...: do_nanosleep, 50 calls, timed as 1 and 10 ms.
 fl_check_sleep() {
 	method=$1
 	shift
 	fl_run -m "$@" do_nanosleep
 	fl_lacking "$method" && return
 	total=$(fl_total "$fl_out")
-	# 20 sleeps of 10 ms land in the 8 -> 15 row, 10 of 1 ms in 1 -> 1.
+	# 20 sleeps of 10 ms land in the 8 -> 15 row, 30 of 1 ms in 1 -> 1.
 	ten=$(awk '/^ *8 -> 15 *:/ { print $5 }' "$fl_out")
 	left=$(fl_leftover)
 	detail="rc=$fl_rc calls=$total 10ms-row=${ten:-0} $(tail -n 2 "$fl_err")"
-	if [ "$fl_rc" = 0 ] && [ "$total" = 30 ] && [ "${ten:-0}" -ge 18 ] && [ -z "$left" ]; then
+	if [ "$fl_rc" = 0 ] && [ "$total" = 50 ] && [ "${ten:-0}" -ge 18 ] && [ -z "$left" ]; then
 		result funclatency "$method" pass "$detail"
 	else
 		result funclatency "$method" fail "$detail left=[$left] $(cat "$fl_out")"
@@ -59,8 +59,8 @@ fl_check_sleep kprobe-k -k
 fl_run -v do_nanosleep
 if fl_lacking auto; then
 	:
-elif [ "$fl_rc" = 0 ] && grep -q 'with fentry' "$fl_err" && [ "$(fl_total "$fl_out")" = 30 ]; then
-	result funclatency auto pass "fentry chosen, 30 calls"
+elif [ "$fl_rc" = 0 ] && grep -q 'with fentry' "$fl_err" && [ "$(fl_total "$fl_out")" = 50 ]; then
+	result funclatency auto pass "fentry chosen, 50 calls"
 else
 	result funclatency auto fail "rc=$fl_rc $(tail -n 2 "$fl_err")"
 fi
