@@ -477,3 +477,26 @@ start_debuginfod() {
 	echo "took $((SECONDS - start_s)) s"
 	[ $((SECONDS - start_s)) -le 10 ]
 }
+
+@test "hostile: a container's symlink cannot put funclatency's probes on a host file" {
+	require_bpf
+	# A root of its own: the funcs workload and what it links, nothing else.
+	mkdir -p "$T/root/bin" "$T/root/lib"
+	cp "$WL/funcs" "$T/root/bin/funcs"
+	for lib in $(ldd "$WL/funcs" | grep -o '/[^ ]*'); do
+		mkdir -p "$T/root$(dirname "$lib")"
+		cp "$lib" "$T/root$lib"
+	done
+	# Inside it, a "library" that points at a path only the host has.
+	ln -s "$WL/funcs" "$T/root/lib/evil.so"
+	chroot "$T/root" /bin/funcs > "$T/work" &
+	WPID=$!
+	wait_for_line "$T/work" '^pid '
+	run timeout 10 "$BIN/funclatency" -d 1 -p "$WPID" /lib/evil.so:fast_func
+	assert_failure 1
+	assert_output --partial "library '/lib/evil.so' not found"
+	# What is in its root is found there.
+	run timeout 10 "$BIN/funclatency" -d 1 -p "$WPID" /bin/funcs:fast_func
+	assert_success
+	assert_output --partial 'Tracing 1 function'
+}
