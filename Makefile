@@ -99,7 +99,7 @@ $(OUTPUT)/obj/bpf $(OUTPUT)/skel $(OUTPUT)/obj/common $(OUTPUT)/obj/tools $(OUTP
 WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/tests/%,$(wildcard tests/workloads/*.c))
 WORKLOAD_CFLAGS := -g -O1 -fno-omit-frame-pointer -fno-inline -Wall -pthread
 
-$(OUTPUT)/tests/%: tests/workloads/%.c | $(OUTPUT)/tests
+$(OUTPUT)/tests/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) $(WORKLOAD_LDFLAGS) $< -o $@ -lpthread
 

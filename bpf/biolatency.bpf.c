@@ -67,20 +67,24 @@ static __always_inline __u32 disk_dev(struct gendisk *disk)
 }
 
 /*
- * Is request @rq charged to the cgroup of -c? Its bio says whose I/O it is:
- * writeback is issued by a kworker for the cgroup that dirtied the pages.
- * Without a bio (a flush) or the blkio controller, the task issuing it.
+ * Is request @rq the I/O of the cgroup of -c? Either its bio is charged
+ * there (writeback, issued by a kworker, is charged to the cgroup that
+ * dirtied the pages), or the task issuing it is in it. The charge counts
+ * only where it is on cgroup v2: with the io controller on v1, or not
+ * enabled for the cgroup, it names another hierarchy or an ancestor.
  */
 static __always_inline bool rq_in_cgroup(struct request *rq)
 {
-	struct cgroup *cgrp = NULL;
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct cgroup *dfl = BPF_CORE_READ(task, cgroups, dfl_cgrp), *charged = NULL;
 	struct bio *bio = BPF_CORE_READ(rq, bio);
 
 	if (bio && bpf_core_field_exists(bio->bi_blkg))
-		cgrp = BPF_CORE_READ(bio, bi_blkg, blkcg, css.cgroup);
-	if (cgrp)
-		return cgroup_under(cgrp, cgroup_id, cgroup_level);
-	return task_in_cgroup((struct task_struct *)bpf_get_current_task(), cgroup_id, cgroup_level);
+		charged = BPF_CORE_READ(bio, bi_blkg, blkcg, css.cgroup);
+	if (charged && BPF_CORE_READ(charged, root) == BPF_CORE_READ(dfl, root) &&
+	    cgroup_under(charged, cgroup_id, cgroup_level))
+		return true;
+	return cgroup_under(dfl, cgroup_id, cgroup_level);
 }
 
 static __always_inline int rq_start(struct request *rq, bool at_issue)

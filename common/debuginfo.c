@@ -20,7 +20,6 @@
 #include "debuginfo.h"
 #include "elffile.h"
 #include "procfile.h"
-#include "run.h"
 #include "tool.h"
 
 #define MAX_DIRS 16
@@ -241,10 +240,14 @@ static double now(void)
 
 static struct debuginfo *fetching;
 
-/* The library's progress callback: nonzero cancels a fetch past its time, or on Ctrl-C. */
+/*
+ * The library's progress callback: nonzero cancels a fetch past its time.
+ * (Not on a first Ctrl-C: the report it ends the run with needs the files;
+ * a second one ends the tool.)
+ */
 static int progress(debuginfod_client *c, long done, long total)
 {
-	return fetching && (now() > fetching->deadline || run__stopping());
+	return fetching && now() > fetching->deadline;
 }
 
 static int by_debuginfod(struct debuginfo *d, const struct debuginfo_query *q, char *found,

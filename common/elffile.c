@@ -19,21 +19,9 @@ static void init_libelf(void)
 	}
 }
 
-/*
- * ELF_C_READ, not ELF_C_READ_MMAP: libelf then reads what is asked for
- * with pread, so a file truncated under us fails a read instead of killing
- * the tool with SIGBUS.
- */
-int elffile__begin(int fd, Elf **out)
+/* @elf, if libelf took it for an ELF object (not an archive, not garbage). */
+static int take_elf(Elf *elf, Elf **out)
 {
-	unsigned char magic[SELFMAG];
-	Elf *elf;
-
-	init_libelf();
-	/* libelf itself would take an archive; libdwfl would even inflate an xz bomb. */
-	if (pread(fd, magic, SELFMAG, 0) != SELFMAG || memcmp(magic, ELFMAG, SELFMAG))
-		return -ENOEXEC;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -ENOEXEC;
 	if (elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) == ELFCLASSNONE) {
@@ -44,22 +32,28 @@ int elffile__begin(int fd, Elf **out)
 	return 0;
 }
 
+/*
+ * ELF_C_READ, not ELF_C_READ_MMAP: libelf then reads what is asked for
+ * with pread, so a file truncated under us fails a read instead of killing
+ * the tool with SIGBUS.
+ */
+int elffile__begin(int fd, Elf **out)
+{
+	unsigned char magic[SELFMAG];
+
+	init_libelf();
+	/* libelf itself would take an archive; libdwfl would even inflate an xz bomb. */
+	if (pread(fd, magic, SELFMAG, 0) != SELFMAG || memcmp(magic, ELFMAG, SELFMAG))
+		return -ENOEXEC;
+	return take_elf(elf_begin(fd, ELF_C_READ, NULL), out);
+}
+
 int elffile__memory(void *buf, size_t len, Elf **out)
 {
-	Elf *elf;
-
 	init_libelf();
 	if (len < SELFMAG || memcmp(buf, ELFMAG, SELFMAG))
 		return -ENOEXEC;
-	elf = elf_memory(buf, len);
-	if (!elf)
-		return -ENOEXEC;
-	if (elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) == ELFCLASSNONE) {
-		elf_end(elf);
-		return -ENOEXEC;
-	}
-	*out = elf;
-	return 0;
+	return take_elf(elf_memory(buf, len), out);
 }
 
 int elffile__segments(Elf *elf, struct elf_segment **out, size_t *nout)

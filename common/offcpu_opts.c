@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <bpf/libbpf.h>
 
@@ -154,6 +155,27 @@ void offcpu__banner(const struct cli *cli, const char *what)
 		"Tracing %s (us) of %s by %s stack%s\n", what, who,
 		offcpu.user_only ? "user" : offcpu.kernel_only ? "kernel" : "user + kernel", dur);
 	fflush(NULL);
+}
+
+int offcpu__report_init(struct stackreport *r, const struct cli *cli, struct syms *syms,
+			int stacks_fd, int totals_fd)
+{
+	*r = (struct stackreport){
+		.cli = cli,
+		.syms = syms,
+		.stacks = stacks__new(syms, stacks_fd),
+		.counts_fd = totals_fd,
+		.user_only = offcpu.user_only,
+		.kernel_only = offcpu.kernel_only,
+		.delimit = offcpu.delimit,
+		.folded = offcpu.folded,
+		.svg = offcpu.svg,
+		.pprof = offcpu.pprof,
+		.profile = { .type = "offcpu", .unit = "microseconds", .period_type = "offcpu",
+			     .period_unit = "microseconds", .period = 1,
+			     .time_nanos = (int64_t)time(NULL) * 1000000000 },
+	};
+	return r->stacks ? 0 : -ENOMEM;
 }
 
 void offcpu__warn_lost(const struct offcpu_losses *lost, const struct stacks *stacks,

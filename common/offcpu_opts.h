@@ -52,7 +52,18 @@ int offcpu__check_files(size_t key_size);
 void offcpu__banner(const struct cli *cli, const char *what);
 
 struct stacks;
+struct stackreport;
+struct syms;
 struct bpf_map;
+
+/*
+ * Fills what offcputime and offwaketime report alike into @r: the options,
+ * the stacks of @stacks_fd, the totals of @totals_fd, off-CPU microseconds
+ * for pprof. The tool adds its titles and, for another key, its ops. 0 or
+ * -ENOMEM.
+ */
+int offcpu__report_init(struct stackreport *r, const struct cli *cli, struct syms *syms,
+			int stacks_fd, int totals_fd);
 
 /*
  * Warns at exit of what a run could not count: the BPF side's @lost, the

@@ -21,14 +21,29 @@ static volatile sig_atomic_t stopping;
 static bool stdout_failed;	/* and said so */
 static sigset_t stop_signals;
 
-/* The first stop signal asks for a report; a second, as from an impatient Ctrl-C, ends us. */
+static struct timespec first_signal;
+
+/*
+ * The first stop signal asks for a report; another, a second or more
+ * later (an impatient Ctrl-C while the report hangs), ends us at once.
+ * Sooner, it is the same Ctrl-C again: timeout(1) forwards the terminal's
+ * SIGINT to the process group its child is also in.
+ */
 static void on_signal(int sig)
 {
-	if (stopping) {
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!stopping) {
+		first_signal = now;
+		stopping = 1;
+		return;
+	}
+	if ((now.tv_sec - first_signal.tv_sec) * 1000000000LL + now.tv_nsec -
+	    first_signal.tv_nsec >= 1000000000LL) {
 		signal(sig, SIG_DFL);
 		raise(sig);
 	}
-	stopping = 1;
 }
 
 bool run__stopping(void)

@@ -51,11 +51,11 @@ void run__init(struct run *r, const struct cli *cli);
 int run__loop(const struct run *r);
 
 /*
- * Installs the SIGINT/SIGTERM/SIGHUP handlers that make the loop stop (a
- * second one ends the tool at once), and refuses to start with the
- * standard output closed. cli__parse() calls it: a background job of a
- * shell script starts with SIGINT ignored, and a signal sent on seeing the
- * banner must not be lost.
+ * Installs the SIGINT/SIGTERM/SIGHUP handlers that make the loop stop (one
+ * a second or more after the first ends the tool at once), and refuses to
+ * start with the standard output closed. cli__parse() calls it: a
+ * background job of a shell script starts with SIGINT ignored, and a
+ * signal sent on seeing the banner must not be lost.
  */
 void run__catch_signals(void);
 

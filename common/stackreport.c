@@ -111,11 +111,18 @@ static size_t key_fold(struct stackreport *r, const void *k, struct frame *out)
 	return n + 1;
 }
 
-static void print_frame(const struct frame *f)
+void stackreport__print_frames(const struct frame *f, size_t n)
 {
-	fputs("    ", stdout);
-	escape__print(stdout, f->name, ESCAPE_TEXT);
-	putchar('\n');
+	for (size_t i = 0; i < n; i++) {
+		/* bcc's delimiter line between kernel and user frames. */
+		if (f[i].kind == FRAME_SEPARATOR) {
+			puts("    --");
+			continue;
+		}
+		fputs("    ", stdout);
+		escape__print(stdout, f[i].name, ESCAPE_TEXT);
+		putchar('\n');
+	}
 }
 
 /* bcc's layout: kernel frames, "--" with -d, user frames, then "- comm (pid)" and the count. */
@@ -123,14 +130,8 @@ static void key_print_text(struct stackreport *r, const void *k, uint64_t value)
 {
 	const struct stack_key *key = k;
 	static struct frame f[2 * STACKS_MAX_DEPTH + 1];
-	size_t n = stackreport__thread(r, &key->proc, key->user_stack, key->kernel_stack, f);
-
-	for (size_t i = 0; i < n; i++) {
-		if (f[i].kind == FRAME_SEPARATOR)
-			puts("    --");
-		else
-			print_frame(&f[i]);
-	}
+	stackreport__print_frames(f, stackreport__thread(r, &key->proc, key->user_stack,
+							 key->kernel_stack, f));
 	printf("    %-16s ", "-");
 	escape__print(stdout, key->comm, ESCAPE_TEXT);
 	printf(" (%u)\n        %llu\n\n", key->tid, (unsigned long long)value);

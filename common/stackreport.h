@@ -74,6 +74,9 @@ int stackreport__track(struct stackreport *r);
 size_t stackreport__thread(struct stackreport *r, const struct proc_key *proc,
 			   __u64 user_stack, __u64 kernel_stack, struct frame *out);
 
+/* Prints frames @f[0..@n) in bcc's text layout: one indented line each, "--" for a delimiter. */
+void stackreport__print_frames(const struct frame *f, size_t n);
+
 /*
  * For an argp parser's end: --svg and --pprof must differ, and "-" (the
  * standard output) only where nothing else is printed there (-f, --json).

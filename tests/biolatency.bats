@@ -34,6 +34,7 @@ setup() {
 teardown() {
 	stop_bg ${BPID:-} ${BPID2:-}
 	assert_nothing_loaded biolatency
+	[ -z "${CG:-}" ] || rmdir "$CG" 2>/dev/null || true
 }
 
 # Starts biolatency with the given arguments in the background (BPID).
@@ -128,6 +129,22 @@ loop_io() {
 		and .p50 <= .max)' "$T/out"
 	assert_success
 	[ "$(jq -s 'map(.total) | add' "$T/out")" -eq 48 ]
+}
+
+@test "biolatency -c counts the I/O of the cgroup's tasks only" {
+	require_bpf
+	mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -n "$mnt" ] || fail "no cgroup2 mount"
+	CG=$mnt/bpfscope-bio-$$
+	mkdir "$CG"
+	start_bio -c "$CG" -d "$LNAME"
+	sleep 1
+	# 20 writes from a task in the cgroup, 10 reads from one outside it.
+	sh -c "echo \$\$ > '$CG/cgroup.procs' && exec '$WL/dio' '$LOOP' write 20 4096" > /dev/null
+	"$WL/dio" "$LOOP" read 10 4096 > /dev/null
+	stop_bio
+	[ "$RC" -eq 0 ]
+	[ "$(hist_total "$T/out")" -eq 20 ] || fail "$(cat "$T/out")"
 }
 
 @test "biolatency -d accepts a partition and traces its whole disk" {

@@ -478,6 +478,34 @@ start_debuginfod() {
 	[ $((SECONDS - start_s)) -le 10 ]
 }
 
+@test "hostile: a second Ctrl-C ends a report that hangs on the network" {
+	require_bpf
+	mkdir -p "$T/bin"
+	objcopy --strip-all "$WL/spin" "$T/bin/spin"
+	"$T/bin/spin" 30 > "$T/spin" &
+	WPID=$!
+	wait_for_line "$T/spin" '^pid '
+	port=$((20000 + RANDOM % 20000))
+	python3 -c "import socket,time; s=socket.socket(); s.bind(('127.0.0.1',$port)); s.listen(); time.sleep(120)" &
+	BLACKHOLE=$!
+	export DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$T/cache
+	"$BIN/profile" -p "$WPID" -F 99 -f --debuginfod=100 1 > "$T/out" 2> "$T/err" &
+	TPID=$!
+	wait_for_line "$T/err" Sampling
+	sleep 2	# the report now waits on a server that never answers
+	kill -0 "$TPID"
+	kill -INT "$TPID"
+	sleep 1.5
+	kill -INT "$TPID"
+	for i in $(seq 30); do kill -0 "$TPID" 2>/dev/null || break; sleep 0.1; done
+	rc=0
+	wait "$TPID" || rc=$?
+	TPID=
+	kill "$BLACKHOLE" 2>/dev/null || true
+	echo "exit $rc"
+	[ "$rc" -eq 130 ]
+}
+
 @test "hostile: a container's symlink cannot put funclatency's probes on a host file" {
 	require_bpf
 	# A root of its own: the funcs workload and what it links, nothing else.

@@ -23,6 +23,25 @@ start_work() {
 	wait_for_line "$T/work" '^pid '
 }
 
+# trace_work OUT ERR TOOL ARGS...: TOOL -p WORKLOAD ARGS around one release
+# of the workload (started by start_work), stopped with SIGINT once it is done.
+trace_work() {
+	local out=$1 err=$2 tool=$3
+	shift 3
+	timeout 60 "$BIN/$tool" -p "$WPID" "$@" > "$out" 2> "$err" &
+	TPID=$!
+	# The banner is on stdout, or on stderr where stdout has the stacks.
+	for ((i = 0; i < 100; i++)); do
+		grep -q Tracing "$out" "$err" 2>/dev/null && break
+		sleep 0.1
+	done
+	kill -USR1 "$WPID"
+	wait_for_line "$T/work" '^done' 30
+	kill -INT "$TPID"
+	wait "$TPID"
+	TPID=
+}
+
 # check_files FOLDED SVG PPROF: three outputs of one run describe the same stacks.
 check_files() {
 	local total root pb
@@ -74,15 +93,7 @@ check_files() {
 @test "offcputime: 4,096 distinct blocking stacks, each counted once, in every output" {
 	require_bpf
 	start_work sleep
-	timeout 60 "$BIN/offcputime" -p "$WPID" -f --svg "$T/o.svg" --pprof "$T/o.pb.gz" \
-		> "$T/folded" 2> "$T/err" &
-	TPID=$!
-	wait_for_line "$T/err" Tracing
-	kill -USR1 "$WPID"
-	wait_for_line "$T/work" '^done' 30
-	kill -INT "$TPID"
-	wait "$TPID"
-	TPID=
+	trace_work "$T/folded" "$T/err" offcputime -f --svg "$T/o.svg" --pprof "$T/o.pb.gz"
 	cat "$T/err"
 	n=$(grep -c ';manystacks_sleep;' "$T/folded")
 	dropped=$(unseen_returns "$T/err")
@@ -92,14 +103,7 @@ check_files() {
 	check_files "$T/folded" "$T/o.svg" "$T/o.pb.gz"
 	# The text layout, of a second run: as many stacks.
 	start_work sleep
-	timeout 60 "$BIN/offcputime" -p "$WPID" -U > "$T/text" 2> "$T/err" &
-	TPID=$!
-	wait_for_line "$T/text" Tracing
-	kill -USR1 "$WPID"
-	wait_for_line "$T/work" '^done' 30
-	kill -INT "$TPID"
-	wait "$TPID"
-	TPID=
+	trace_work "$T/text" "$T/err" offcputime -U
 	n=$(grep -c '^    manystacks_sleep$' "$T/text")
 	dropped=$(unseen_returns "$T/err")
 	[ "$n" -le 4096 ] && [ "$n" -ge $((4096 - dropped)) ]
@@ -109,15 +113,7 @@ check_files() {
 @test "offwaketime: 4,096 distinct pairs of blocked and waking stacks, in every output" {
 	require_bpf
 	start_work pipe
-	timeout 60 "$BIN/offwaketime" -p "$WPID" -f --svg "$T/w.svg" --pprof "$T/w.pb.gz" \
-		> "$T/folded" 2> "$T/err" &
-	TPID=$!
-	wait_for_line "$T/err" Tracing
-	kill -USR1 "$WPID"
-	wait_for_line "$T/work" '^done' 30
-	kill -INT "$TPID"
-	wait "$TPID"
-	TPID=
+	trace_work "$T/folded" "$T/err" offwaketime -f --svg "$T/w.svg" --pprof "$T/w.pb.gz"
 	cat "$T/err"
 	n=$(grep -c ';manystacks_read;.*--;.*manystacks_write;' "$T/folded")
 	dropped=$(unseen_returns "$T/err")

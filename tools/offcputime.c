@@ -98,27 +98,13 @@ int main(int argc, char **argv)
 		err = tool__attach(o.obj->skeleton);
 	if (err)
 		goto out;
-	o.report = (struct stackreport){
-		.cli = &cli,
-		.syms = o.syms,
-		.stacks = stacks__new(o.syms, bpf_map__fd(o.obj->maps.stacks)),
-		.counts_fd = bpf_map__fd(o.obj->maps.totals),
-		.user_only = offcpu.user_only,
-		.kernel_only = offcpu.kernel_only,
-		.delimit = offcpu.delimit,
-		.folded = offcpu.folded,
-		.svg = offcpu.svg,
-		.pprof = offcpu.pprof,
-		.json_value = "total_us",
-		.flamegraph = { "Off-CPU time", "offcputime: blocked time by stack, microseconds", "us" },
-		.profile = { .type = "offcpu", .unit = "microseconds", .period_type = "offcpu",
-			     .period_unit = "microseconds", .period = 1,
-			     .time_nanos = (int64_t)time(NULL) * 1000000000 },
-	};
-	if (!o.report.stacks) {
-		err = -ENOMEM;
+	err = offcpu__report_init(&o.report, &cli, o.syms, bpf_map__fd(o.obj->maps.stacks),
+				  bpf_map__fd(o.obj->maps.totals));
+	if (err)
 		goto out;
-	}
+	o.report.json_value = "total_us";
+	o.report.flamegraph = (struct flamegraph_opts){
+		"Off-CPU time", "offcputime: blocked time by stack, microseconds", "us" };
 
 	offcpu__banner(&cli, "off-CPU time");
 	run__init(&run, &cli);

@@ -67,15 +67,6 @@ static size_t fold(struct stackreport *r, const void *k, struct frame *out)
 	return n;
 }
 
-static void print_frames(const struct frame *f, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		fputs("    ", stdout);
-		escape__print(stdout, f[i].name, ESCAPE_TEXT);
-		putchar('\n');
-	}
-}
-
 static void print_name(const char *what, const char *comm, __u32 tid)
 {
 	printf("    %-16s ", what);
@@ -90,11 +81,13 @@ static void print_text(struct stackreport *r, const void *k, uint64_t total)
 	static struct frame f[2 * STACKS_MAX_DEPTH + 1];
 
 	print_name("waker:", key->waker, key->waker_tid);
-	print_frames(f, stackreport__thread(r, &key->waker_proc, key->waker_user_stack,
-					    key->waker_kernel_stack, f));
+	stackreport__print_frames(f, stackreport__thread(r, &key->waker_proc,
+							 key->waker_user_stack,
+							 key->waker_kernel_stack, f));
 	printf("    %-16s %s\n", "--", "--");
-	print_frames(f, stackreport__thread(r, &key->target_proc, key->target_user_stack,
-					    key->target_kernel_stack, f));
+	stackreport__print_frames(f, stackreport__thread(r, &key->target_proc,
+							 key->target_user_stack,
+							 key->target_kernel_stack, f));
 	print_name("target:", key->target, key->target_tid);
 	printf("        %llu\n\n", (unsigned long long)total);
 }
@@ -181,30 +174,15 @@ int main(int argc, char **argv)
 		err = tool__attach(o.obj->skeleton);
 	if (err)
 		goto out;
-	o.report = (struct stackreport){
-		.cli = &cli,
-		.syms = o.syms,
-		.stacks = stacks__new(o.syms, bpf_map__fd(o.obj->maps.stacks)),
-		.counts_fd = bpf_map__fd(o.obj->maps.totals),
-		.key_size = sizeof(struct offwake_key),
-		.ops = &ops,
-		.user_only = offcpu.user_only,
-		.kernel_only = offcpu.kernel_only,
-		.delimit = offcpu.delimit,
-		.folded = offcpu.folded,
-		.svg = offcpu.svg,
-		.pprof = offcpu.pprof,
-		.flamegraph = { "Off-CPU time with wakers",
-			"offwaketime: blocked stack, --, the waker's stack reversed; microseconds",
-			"us" },
-		.profile = { .type = "offcpu", .unit = "microseconds", .period_type = "offcpu",
-			     .period_unit = "microseconds", .period = 1,
-			     .time_nanos = (int64_t)time(NULL) * 1000000000 },
-	};
-	if (!o.report.stacks) {
-		err = -ENOMEM;
+	err = offcpu__report_init(&o.report, &cli, o.syms, bpf_map__fd(o.obj->maps.stacks),
+				  bpf_map__fd(o.obj->maps.totals));
+	if (err)
 		goto out;
-	}
+	o.report.key_size = sizeof(struct offwake_key);
+	o.report.ops = &ops;
+	o.report.flamegraph = (struct flamegraph_opts){
+		"Off-CPU time with wakers",
+		"offwaketime: blocked stack, --, the waker's stack reversed; microseconds", "us" };
 	offcpu__banner(&cli, "blocked time");
 	run__init(&run, &cli);
 	run.report = report;

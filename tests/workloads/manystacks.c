@@ -20,25 +20,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rawsys.h"
+
 static volatile unsigned long sink;
 static volatile unsigned int reader_at = ~0u;	/* the path the reader is blocking in */
 static pid_t reader_tid;
 static int fds[2];
 static __thread void (*leaf)(unsigned int path);
-
-/* The system calls are made from the leaves themselves: libc's wrappers have no frame pointer. */
-static inline __attribute__((always_inline)) long sys3(long nr, long a, long b, long c)
-{
-#if defined(__x86_64__)
-	long ret;
-
-	__asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c)
-			 : "rcx", "r11", "memory");
-	return ret;
-#else
-	return syscall(nr, a, b, c);
-#endif
-}
 
 static double now(void)
 {

@@ -15,25 +15,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "rawsys.h"
+
 static int n, ms, fds[2];
-
-/*
- * The system calls are made from the distinctive functions themselves: libc's
- * wrappers have no frame pointer, so a frame-pointer unwind would skip the
- * function that called them.
- */
-static inline __attribute__((always_inline)) long sys3(long nr, long a, long b, long c)
-{
-#if defined(__x86_64__)
-	long ret;
-
-	__asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c)
-			 : "rcx", "r11", "memory");
-	return ret;
-#else
-	return syscall(nr, a, b, c);
-#endif
-}
 
 __attribute__((noinline)) void offcpu_sleeper(void)
 {

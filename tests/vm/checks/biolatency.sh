@@ -36,6 +36,47 @@ bl_check() {
 	fi
 }
 
+# bl_writeback: biolatency -c counts the I/O a cgroup causes, also when the
+# kernel's flusher, not the cgroup's task, writes it back. Needs the io and
+# memory controllers on cgroup v2 (cgroup writeback); n/a where it has none.
+bl_writeback() {
+	cg=/sys/fs/cgroup/bpfscope-wb
+	echo "+io +memory" > /sys/fs/cgroup/cgroup.subtree_control 2> /dev/null
+	if ! grep -qw io /sys/fs/cgroup/cgroup.subtree_control 2> /dev/null ||
+	   ! grep -qw memory /sys/fs/cgroup/cgroup.subtree_control; then
+		result biolatency cgroup-writeback n/a "no io and memory controllers on cgroup v2"
+		return
+	fi
+	mkdir -p $cg
+	for where in inside outside; do
+		if ! vm_attach "$bl_out" "$bl_err" biolatency -c $cg -d vda; then
+			result biolatency cgroup-writeback fail "rc=$vm_rc $(tail -n 2 "$bl_err")"
+			return
+		fi
+		# 8 MiB of page cache, dirtied inside (or outside) the cgroup, then written back.
+		if [ $where = inside ]; then
+			sh -c "echo \$\$ > $cg/cgroup.procs && exec dd if=/dev/zero of=$SCRATCH/wb bs=1048576 count=8 2> /dev/null"
+		else
+			dd if=/dev/zero of=$SCRATCH/wb bs=1048576 count=8 2> /dev/null
+		fi
+		sync
+		sleep 0.3
+		kill -INT $vm_tpid
+		wait $vm_tpid
+		eval n_$where=$(awk '/ -> .* : [0-9]+ +\|/ { n += $5 } END { print n + 0 }' "$bl_out")
+		rm -f $SCRATCH/wb
+		sync
+	done
+	rmdir $cg 2> /dev/null
+	if [ "$n_inside" -ge 2 ] && [ "$n_outside" = 0 ]; then
+		result biolatency cgroup-writeback pass "requests: $n_inside from the cgroup's writes, $n_outside from others'"
+	else
+		result biolatency cgroup-writeback fail "requests: $n_inside from the cgroup's writes (want 2+), $n_outside from others' (want 0)"
+	fi
+}
+
+bl_writeback
+
 dd if=/dev/zero of="$bl_img" bs=1048576 count=32 2> /dev/null
 [ -e /dev/loop-control ] || modprobe loop 2> /dev/null
 bl_dev=$(losetup -f 2> /dev/null)
