@@ -2,7 +2,7 @@
 # Builds the bpfscope tools, their tests and man pages; see README.md.
 
 OUTPUT    := build
-ifeq ($(SANITIZE),1)
+ifeq ($(SANITIZE)$(STATIC),1)
 # make check SANITIZE=1: everything again under ASan and UBSan, beside the normal build.
 OUTPUT    := build/san
 endif
@@ -30,7 +30,7 @@ BPF_CFLAGS := -g -O2 -Wall -Wno-unused-function -target bpf -D__TARGET_ARCH_$(AR
 	-I vmlinux -I bpf -I /usr/include/$(shell uname -m)-linux-gnu
 LDLIBS    := -lbpf -lelf -lz -llzma
 
-ifeq ($(SANITIZE),1)
+ifeq ($(SANITIZE)$(STATIC),1)
 CFLAGS    += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 LDFLAGS   += -fsanitize=address,undefined
 endif
@@ -109,7 +109,8 @@ $(OUTPUT)/tests:
 workloads: $(WORKLOADS)
 
 check: deps all $(WORKLOADS)
-	@BPFSCOPE_BUILD=$(abspath $(OUTPUT)) tests/run-bats
+	@BPFSCOPE_BUILD=$(abspath $(OUTPUT)) LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
+		tests/run-bats
 
 # The kernel matrix (tests/vm/run): static tools checked on this kernel and
 # in qemu on Debian's 6.1 and 6.12 cloud kernels.

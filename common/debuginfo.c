@@ -81,8 +81,7 @@ void debuginfo__free(struct debuginfo *d)
 		if (end)
 			end(d->client);
 	}
-	if (d->lib)
-		dlclose(d->lib);
+	/* Not dlclose()d: libcurl under it keeps global state and exit handlers. */
 #endif
 	free(d);
 }

@@ -85,7 +85,7 @@ no_raw_controls() {
 	assert_output --partial "perf maps read only to their first 64 MiB"
 	peak=$(awk '/^peak / { print $2 }' <<<"$output")
 	echo "peak $peak KiB"
-	[ "$peak" -lt 200000 ]
+	[ "$peak" -lt 250000 ]
 }
 
 @test "hostile: a perf map is trusted from the process's user or root only" {
@@ -262,7 +262,8 @@ nobuildid() {
 	assert_line --index 1 "symlib_gamma+0x0 [libsymlib.so]"
 	peak=$(awk '/^peak / { print $2 }' <<<"$output")
 	echo "peak $peak KiB"
-	[ "$peak" -lt 150000 ]
+	# A gigabyte inflated would be a gigabyte; the cap and ASan's own overhead much less.
+	[ "$peak" -lt 250000 ]
 }
 
 @test "hostile: an xz file mapped executable is not inflated as a binary" {
@@ -273,7 +274,7 @@ nobuildid() {
 	assert_line --index 0 "[unknown]"
 	peak=$(awk '/^peak / { print $2 }' <<<"$output")
 	echo "peak $peak KiB"
-	[ "$peak" -lt 100000 ]
+	[ "$peak" -lt 250000 ]
 }
 
 @test "hostile: a library truncated after its process exits does not kill the report" {

@@ -90,14 +90,16 @@ static char *camel(const char *s)
 		{ "FUA", "ForcedUnitAccess" }, { "NOMERGE", "NoMerge" }, { "NOWAIT", "NoWait" },
 		{ "PREFLUSH", "PreFlush" }, { "NOUNMAP", "NoUnmap" },
 	};
-	char *out = malloc(strlen(s) + 1), *o = out;
+	char *out, *o;
 	bool up = true;
 
-	if (!out)
-		return NULL;
+	/* bcc's names are longer than the kernel's: "FUA" is "ForcedUnitAccess". */
 	for (size_t i = 0; i < sizeof(bcc) / sizeof(bcc[0]); i++)
 		if (!strcmp(s, bcc[i][0]))
-			return strcpy(out, bcc[i][1]);
+			return strdup(bcc[i][1]);
+	out = o = malloc(strlen(s) + 1);
+	if (!out)
+		return NULL;
 	for (; *s; s++) {
 		if (*s == '_') {
 			up = true;
