@@ -301,7 +301,7 @@ int flamegraph__write(const struct stackset *set, FILE *f, const struct flamegra
 		struct node *n = &root;
 
 		for (size_t k = 0; k < st->n && n; k++) {
-			n = child_of(&tree, n, &st->frames[k]);
+			n = child_of(&tree, n, stackset__frame(set, st->frames[k]));
 			if (n)
 				n->value += st->value;
 		}

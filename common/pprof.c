@@ -170,58 +170,6 @@ static uint64_t str_index(struct strtab *t, const char *s)
 	return t->n++;
 }
 
-/* Distinct frames (name + module) become one Function and one Location each. */
-struct node {
-	const char *name, *module, *build_id;
-	uint64_t addr;
-};
-
-struct nodes {
-	struct node *v;
-	size_t n, cap;
-	struct index ix;
-};
-
-/* Stackset strings are interned: a frame is its (name, module) pointers. */
-static uint64_t frame_hash(const char *name, const char *module)
-{
-	return ((uintptr_t)name * 0x9e3779b97f4a7c15ULL) ^ (uintptr_t)module;
-}
-
-static uint64_t nodes_hash(void *ctx, size_t e)
-{
-	const struct node *n = &((struct nodes *)ctx)->v[e - 1];
-
-	return frame_hash(n->name, n->module);
-}
-
-static uint64_t node_id(struct nodes *ns, const struct frame *f)
-{
-	size_t i;
-
-	if (!index_grow(&ns->ix, ns->n, nodes_hash, ns))
-		return 0;
-	for (i = frame_hash(f->name, f->module) & (ns->ix.cap - 1); ns->ix.slot[i];
-	     i = (i + 1) & (ns->ix.cap - 1)) {
-		const struct node *n = &ns->v[ns->ix.slot[i] - 1];
-
-		if (n->name == f->name && n->module == f->module)
-			return ns->ix.slot[i];
-	}
-	if (ns->n == ns->cap) {
-		size_t cap = ns->cap ? ns->cap * 2 : 1024;
-		struct node *x = realloc(ns->v, cap * sizeof(*x));
-
-		if (!x)
-			return 0;
-		ns->v = x;
-		ns->cap = cap;
-	}
-	ns->v[ns->n] = (struct node){ f->name, f->module, f->build_id, f->addr };
-	ns->ix.slot[i] = ++ns->n;
-	return ns->n;
-}
-
 static void value_type(struct pb *b, int field, struct strtab *t, const char *type,
 		       const char *unit)
 {
@@ -264,7 +212,6 @@ static int gzip_to(FILE *f, const struct pb *b)
 int pprof__write(const struct stackset *set, FILE *f, const struct pprof_opts *o)
 {
 	struct strtab t = { .n = 1 };
-	struct nodes ns = {};
 	struct pb out = {}, m = {};
 	uint64_t *ids = NULL;
 	size_t ids_cap = 0;
@@ -293,8 +240,9 @@ int pprof__write(const struct stackset *set, FILE *f, const struct pprof_opts *o
 			ids = x;
 			ids_cap = st->n;
 		}
+		/* Each frame of the set is one Location and one Function, numbered from 1. */
 		for (size_t k = 0; k < st->n; k++)
-			ids[k] = node_id(&ns, &st->frames[st->n - 1 - k]);
+			ids[k] = st->frames[st->n - 1 - k] + 1;
 		for (size_t k = 0; k < st->n; k++)
 			pb_varint(&ids_msg, ids[k]);
 		pb_varint(&vals, st->value);
@@ -309,8 +257,8 @@ int pprof__write(const struct stackset *set, FILE *f, const struct pprof_opts *o
 	}
 
 	/* Mappings: one per binary, with its build id, numbered by its string. */
-	for (size_t i = 0; i < ns.n; i++) {
-		const struct node *n = &ns.v[i];
+	for (uint32_t i = 0; i < stackset__frames(set); i++) {
+		const struct frame *n = stackset__frame(set, i);
 		size_t before = t.n;
 		uint64_t name = str_index(&t, n->module);
 
@@ -325,8 +273,8 @@ int pprof__write(const struct stackset *set, FILE *f, const struct pprof_opts *o
 		free(m.p);
 	}
 	/* Locations and functions, one each per distinct frame. */
-	for (size_t i = 0; i < ns.n; i++) {
-		const struct node *n = &ns.v[i];
+	for (uint32_t i = 0; i < stackset__frames(set); i++) {
+		const struct frame *n = stackset__frame(set, i);
 		struct pb line = {}, loc = {}, fn = {};
 		uint64_t mapping = str_index(&t, n->module);
 		pb_uint(&line, 1, i + 1);			/* function_id */
@@ -360,8 +308,6 @@ oom:
 out:
 	free(out.p);
 	free(ids);
-	free(ns.v);
-	free(ns.ix.slot);
 	free(t.ix.slot);
 	free(t.s);
 	return err;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Merging identical stacks with interned strings, and the folded output every stack tool shares. */
+/* Merging identical stacks over interned strings and frames, and the folded output every stack tool shares. */
 #include <errno.h>
-#include <stdlib.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "escape.h"
@@ -13,13 +13,23 @@ struct entry {
 	uint64_t hash;
 };
 
+/* An open-addressing table of numbers 1..n (0: free), over some array. */
+struct index {
+	uint32_t *slot;
+	size_t cap;
+};
+
 struct stackset {
 	struct entry *entries;		/* insertion order, or sorted */
 	size_t len, cap;
-	size_t *index;			/* open addressing: entry number + 1, 0 = free */
-	size_t index_cap;
+	struct index stacks;		/* entry number + 1 */
+	struct frame *frames;		/* distinct frames */
+	size_t nframes, frames_cap;
+	struct index frame_index;	/* frame number + 1 */
 	char **strings;			/* interned, open addressing */
 	size_t nstrings, strings_cap;
+	uint32_t *scratch;		/* the frame numbers of the stack being added */
+	size_t scratch_cap;
 	uint64_t total;
 };
 
@@ -36,6 +46,40 @@ static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
 static uint64_t hash_str(uint64_t h, const char *s)
 {
 	return hash_bytes(h, s ? s : "", s ? strlen(s) + 1 : 1);
+}
+
+/* Interned strings are compared and hashed by address. */
+static uint64_t hash_ptr(uint64_t h, const void *p)
+{
+	return (h ^ (uintptr_t)p) * 0x9e3779b97f4a7c15ULL;
+}
+
+/*
+ * Rebuilds @ix with room for @want numbers at most half full, so that
+ * linear probing always finds a free slot and stays short.
+ */
+static int index_build(struct index *ix, size_t want, size_t n,
+		       uint64_t (*hash)(const struct stackset *, uint32_t), const struct stackset *s)
+{
+	size_t cap = 1024;
+	uint32_t *slot;
+
+	while (cap < 2 * want)
+		cap *= 2;
+	slot = calloc(cap, sizeof(*slot));
+	if (!slot)
+		return -ENOMEM;
+	for (uint32_t e = 0; e < n; e++) {
+		size_t i = hash(s, e) & (cap - 1);
+
+		while (slot[i])
+			i = (i + 1) & (cap - 1);
+		slot[i] = e + 1;
+	}
+	free(ix->slot);
+	ix->slot = slot;
+	ix->cap = cap;
+	return 0;
 }
 
 static const char *intern(struct stackset *s, const char *str)
@@ -73,6 +117,60 @@ static const char *intern(struct stackset *s, const char *str)
 	return s->strings[i];
 }
 
+/* A frame of the table, by its interned name, kind, module and build-id. */
+static uint64_t frame_hash(const struct frame *f)
+{
+	uint64_t h = hash_ptr(0xcbf29ce484222325ULL, f->name);
+
+	h = hash_ptr(h, f->module);
+	h = hash_ptr(h, f->build_id);
+	return hash_ptr(h, (void *)(uintptr_t)f->kind);
+}
+
+static uint64_t frame_hash_at(const struct stackset *s, uint32_t id)
+{
+	return frame_hash(&s->frames[id]);
+}
+
+/* The number of frame @f, added to the table if new; -1 without memory. */
+static int64_t frame_id(struct stackset *s, const struct frame *f)
+{
+	struct frame k = {
+		.name = intern(s, f->name ? f->name : "[unknown]"),
+		.kind = f->kind,
+		.addr = f->addr,
+		.module = intern(s, f->module),
+		.build_id = intern(s, f->build_id),
+	};
+	size_t i, mask;
+
+	if (!k.name || (f->module && !k.module) || (f->build_id && !k.build_id))
+		return -1;
+	if ((s->nframes + 1) * 2 > s->frame_index.cap &&
+	    index_build(&s->frame_index, 2 * (s->nframes + 1), s->nframes, frame_hash_at, s))
+		return -1;
+	mask = s->frame_index.cap - 1;
+	for (i = frame_hash(&k) & mask; s->frame_index.slot[i]; i = (i + 1) & mask) {
+		const struct frame *g = &s->frames[s->frame_index.slot[i] - 1];
+
+		if (g->name == k.name && g->kind == k.kind && g->module == k.module &&
+		    g->build_id == k.build_id)
+			return s->frame_index.slot[i] - 1;
+	}
+	if (s->nframes == s->frames_cap) {
+		size_t cap = s->frames_cap ? s->frames_cap * 2 : 1024;
+		struct frame *t = realloc(s->frames, cap * sizeof(*t));
+
+		if (!t || s->nframes >= UINT32_MAX - 1)
+			return -1;
+		s->frames = t;
+		s->frames_cap = cap;
+	}
+	s->frames[s->nframes] = k;
+	s->frame_index.slot[i] = s->nframes + 1;
+	return s->nframes++;
+}
+
 struct stackset *stackset__new(void)
 {
 	return calloc(1, sizeof(struct stackset));
@@ -88,78 +186,79 @@ void stackset__free(struct stackset *s)
 		free(s->strings[i]);
 	free(s->strings);
 	free(s->entries);
-	free(s->index);
+	free(s->stacks.slot);
+	free(s->frames);
+	free(s->frame_index.slot);
+	free(s->scratch);
 	free(s);
 }
 
-static uint64_t hash_frames(const struct frame *f, size_t n)
+/* Stacks merge by their frames' names and kinds, as folded lines show them. */
+static uint64_t stack_hash(const struct stackset *s, const uint32_t *ids, size_t n)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
 
 	for (size_t i = 0; i < n; i++) {
-		h = hash_str(h, f[i].name);
-		h = hash_bytes(h, &f[i].kind, sizeof(f[i].kind));
+		h = hash_ptr(h, s->frames[ids[i]].name);
+		h = hash_ptr(h, (void *)(uintptr_t)s->frames[ids[i]].kind);
 	}
 	return h;
 }
 
-/* Frames of interned strings compare by pointer. */
-static bool same_frames(const struct stack *st, const struct frame *f, size_t n)
+static uint64_t entry_hash_at(const struct stackset *s, uint32_t e)
+{
+	return s->entries[e].hash;
+}
+
+static bool same_stack(const struct stackset *s, const struct stack *st, const uint32_t *ids,
+		       size_t n)
 {
 	if (st->n != n)
 		return false;
-	for (size_t i = 0; i < n; i++)
-		if (st->frames[i].kind != f[i].kind || strcmp(st->frames[i].name, f[i].name))
+	for (size_t i = 0; i < n; i++) {
+		const struct frame *a = &s->frames[st->frames[i]], *b = &s->frames[ids[i]];
+
+		if (a != b && (a->name != b->name || a->kind != b->kind))
 			return false;
-	return true;
-}
-
-/*
- * (Re)builds the index with room for @want entries at most half full, so
- * that linear probing always finds a free slot and stays short.
- */
-static int build_index(struct stackset *s, size_t want)
-{
-	size_t cap = 1024, *idx;
-
-	while (cap < 2 * want)
-		cap *= 2;
-	idx = calloc(cap, sizeof(*idx));
-
-	if (!idx)
-		return -ENOMEM;
-	for (size_t e = 0; e < s->len; e++) {
-		size_t i = s->entries[e].hash & (cap - 1);
-
-		while (idx[i])
-			i = (i + 1) & (cap - 1);
-		idx[i] = e + 1;
 	}
-	free(s->index);
-	s->index = idx;
-	s->index_cap = cap;
-	return 0;
+	return true;
 }
 
 int stackset__add(struct stackset *s, const struct frame *frames, size_t n, uint64_t value)
 {
-	uint64_t h = hash_frames(frames, n);
-	struct frame *copy;
+	uint32_t *copy;
+	uint64_t h;
 	size_t i, mask;
 
-	if ((s->len + 1) * 2 > s->index_cap && build_index(s, 2 * (s->len + 1)))
-		return -ENOMEM;
-	mask = s->index_cap - 1;
-	for (i = h & mask; s->index[i]; i = (i + 1) & mask) {
-		struct entry *e = &s->entries[s->index[i] - 1];
+	if (n > s->scratch_cap) {
+		uint32_t *t = realloc(s->scratch, n * sizeof(*t));
 
-		if (e->hash == h && same_frames(&e->stack, frames, n)) {
+		if (!t)
+			return -ENOMEM;
+		s->scratch = t;
+		s->scratch_cap = n;
+	}
+	for (size_t k = 0; k < n; k++) {
+		int64_t id = frame_id(s, &frames[k]);
+
+		if (id < 0)
+			return -ENOMEM;
+		s->scratch[k] = id;
+	}
+	h = stack_hash(s, s->scratch, n);
+	if ((s->len + 1) * 2 > s->stacks.cap &&
+	    index_build(&s->stacks, 2 * (s->len + 1), s->len, entry_hash_at, s))
+		return -ENOMEM;
+	mask = s->stacks.cap - 1;
+	for (i = h & mask; s->stacks.slot[i]; i = (i + 1) & mask) {
+		struct entry *e = &s->entries[s->stacks.slot[i] - 1];
+
+		if (e->hash == h && same_stack(s, &e->stack, s->scratch, n)) {
 			e->stack.value += value;
 			s->total += value;
 			return 0;
 		}
 	}
-
 	if (s->len == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 256;
 		struct entry *t = realloc(s->entries, cap * sizeof(*t));
@@ -169,21 +268,12 @@ int stackset__add(struct stackset *s, const struct frame *frames, size_t n, uint
 		s->entries = t;
 		s->cap = cap;
 	}
-	copy = calloc(n ? n : 1, sizeof(*copy));
+	copy = malloc((n ? n : 1) * sizeof(*copy));
 	if (!copy)
 		return -ENOMEM;
-	for (size_t k = 0; k < n; k++) {
-		copy[k] = frames[k];
-		copy[k].name = intern(s, frames[k].name ? frames[k].name : "[unknown]");
-		copy[k].module = intern(s, frames[k].module);
-		copy[k].build_id = intern(s, frames[k].build_id);
-		if (!copy[k].name) {
-			free(copy);
-			return -ENOMEM;
-		}
-	}
+	memcpy(copy, s->scratch, n * sizeof(*copy));
 	s->entries[s->len] = (struct entry){ { copy, n, value }, h };
-	s->index[i] = ++s->len;
+	s->stacks.slot[i] = ++s->len;
 	s->total += value;
 	return 0;
 }
@@ -198,6 +288,19 @@ uint64_t stackset__total(const struct stackset *s)
 	return s->total;
 }
 
+const struct frame *stackset__frame(const struct stackset *s, uint32_t id)
+{
+	return id < s->nframes ? &s->frames[id] : NULL;
+}
+
+size_t stackset__frames(const struct stackset *s)
+{
+	return s->nframes;
+}
+
+/* qsort() has no context: the set being sorted. */
+static const struct stackset *sorting;
+
 static int cmp_entries(const void *a, const void *b)
 {
 	const struct stack *x = &((const struct entry *)a)->stack;
@@ -206,7 +309,7 @@ static int cmp_entries(const void *a, const void *b)
 	if (x->value != y->value)
 		return x->value > y->value ? -1 : 1;
 	for (size_t i = 0; i < x->n && i < y->n; i++) {
-		int c = strcmp(x->frames[i].name, y->frames[i].name);
+		int c = strcmp(sorting->frames[x->frames[i]].name, sorting->frames[y->frames[i]].name);
 
 		if (c)
 			return c;
@@ -216,14 +319,17 @@ static int cmp_entries(const void *a, const void *b)
 
 void stackset__sort(struct stackset *s)
 {
-	if (s->len)
+	if (s->len) {
+		sorting = s;
 		qsort(s->entries, s->len, sizeof(*s->entries), cmp_entries);
+		sorting = NULL;
+	}
 	/* The index points at entry positions, which sorting moved. */
-	if (build_index(s, s->len + 1)) {
+	if (index_build(&s->stacks, s->len + 1, s->len, entry_hash_at, s)) {
 		/* No memory for a new index: none at all, and the next add rebuilds it. */
-		free(s->index);
-		s->index = NULL;
-		s->index_cap = 0;
+		free(s->stacks.slot);
+		s->stacks.slot = NULL;
+		s->stacks.cap = 0;
 	}
 }
 
@@ -240,7 +346,7 @@ int stackset__write_folded(const struct stackset *s, FILE *f)
 		for (size_t k = 0; k < st->n; k++) {
 			if (k)
 				fputc(';', f);
-			escape__print(f, st->frames[k].name, ESCAPE_FOLDED);
+			escape__print(f, s->frames[st->frames[k]].name, ESCAPE_FOLDED);
 		}
 		fprintf(f, " %llu\n", (unsigned long long)st->value);
 	}
