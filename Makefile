@@ -2,8 +2,10 @@
 # Builds the bpfscope tools, their tests and man pages; see README.md.
 
 OUTPUT    := build
-ifeq ($(SANITIZE)$(STATIC),1)
-# make check SANITIZE=1: everything again under ASan and UBSan, beside the normal build.
+# make check SANITIZE=1: everything again under ASan and UBSan, beside the
+# normal build (not static: the sanitizers' runtimes are shared libraries).
+SANITIZING := $(if $(filter 1,$(STATIC)),,$(filter 1,$(SANITIZE)))
+ifeq ($(SANITIZING),1)
 OUTPUT    := build/san
 endif
 CLANG     ?= clang
@@ -30,7 +32,7 @@ BPF_CFLAGS := -g -O2 -Wall -Wno-unused-function -target bpf -D__TARGET_ARCH_$(AR
 	-I vmlinux -I bpf -I /usr/include/$(shell uname -m)-linux-gnu
 LDLIBS    := -lbpf -lelf -lz -llzma
 
-ifeq ($(SANITIZE)$(STATIC),1)
+ifeq ($(SANITIZING),1)
 CFLAGS    += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 LDFLAGS   += -fsanitize=address,undefined
 endif
