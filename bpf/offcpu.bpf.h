@@ -39,10 +39,11 @@ static __always_inline bool offcpu_wanted(struct task_struct *t, bool btf)
 	return true;
 }
 
-/* The current task's stacks, as the filter asks. */
-static __always_inline void offcpu_stacks(void *ctx, __u64 *user, __u64 *kernel)
+/* The current task's stacks (of process @k), as the filter asks. */
+static __always_inline void offcpu_stacks(void *ctx, const struct proc_key *k, __u64 *user,
+					  __u64 *kernel)
 {
-	*user = filter.user_stacks ? stack_take(ctx, BPF_F_USER_STACK) : STACK_NONE;
+	*user = filter.user_stacks ? stack_take_user(ctx, k) : STACK_NONE;
 	*kernel = filter.kernel_stacks ? stack_take(ctx, 0) : STACK_NONE;
 }
 

@@ -67,7 +67,7 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 			s->ts = now;
 			s->key.tid = TASK_FIELD(btf, prev, pid);
 			proc_key_of(prev, &s->key.proc);
-			offcpu_stacks(ctx, &s->key.user_stack, &s->key.kernel_stack);
+			offcpu_stacks(ctx, &s->key.proc, &s->key.user_stack, &s->key.kernel_stack);
 			bpf_get_current_comm(s->key.comm, sizeof(s->key.comm));
 		} else {
 			__sync_fetch_and_add(&lost.starts, 1);

@@ -74,7 +74,8 @@ static __always_inline int on_waking(void *ctx, struct task_struct *p, bool btf)
 		return 0;
 	b->key.waker_tid = (__u32)bpf_get_current_pid_tgid();
 	proc_key_of((struct task_struct *)bpf_get_current_task(), &b->key.waker_proc);
-	offcpu_stacks(ctx, &b->key.waker_user_stack, &b->key.waker_kernel_stack);
+	offcpu_stacks(ctx, &b->key.waker_proc, &b->key.waker_user_stack,
+		      &b->key.waker_kernel_stack);
 	bpf_get_current_comm(b->key.waker, sizeof(b->key.waker));
 	b->woken = 1;
 	return 0;
@@ -96,7 +97,8 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 			b->ts = now;
 			b->key.target_tid = TASK_FIELD(btf, prev, pid);
 			proc_key_of(prev, &b->key.target_proc);
-			offcpu_stacks(ctx, &b->key.target_user_stack, &b->key.target_kernel_stack);
+			offcpu_stacks(ctx, &b->key.target_proc, &b->key.target_user_stack,
+				      &b->key.target_kernel_stack);
 			bpf_get_current_comm(b->key.target, sizeof(b->key.target));
 			/*
 			 * Preempted, not blocked: it is put back without a waker,

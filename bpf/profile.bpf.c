@@ -54,7 +54,7 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	if (key.tid)
 		proc_key_of(task, &key.proc);
-	key.user_stack = user_stacks ? stack_take(ctx, BPF_F_USER_STACK) : STACK_NONE;
+	key.user_stack = user_stacks && key.tid ? stack_take_user(ctx, &key.proc) : STACK_NONE;
 	/*
 	 * On a perf event the kernel stack is the sample's own callchain, which
 	 * starts at the interrupted instruction: nothing to add (bcc's Python

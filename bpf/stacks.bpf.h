@@ -4,6 +4,7 @@
 #define BPFSCOPE_STACKS_BPF_H
 
 #include "stack_key.h"
+#include "unwind.bpf.h"
 
 /*
  * Random, from user space: an unprivileged user who cannot know it cannot
@@ -86,6 +87,32 @@ static __always_inline __u64 stack_take(void *ctx, __u64 flags)
 	if (n <= 0)
 		return n == 0 || n == -14 /* EFAULT */ ? STACK_NONE : STACK_LOST;
 	return stack_put(t, (__u32)n / sizeof(__u64));
+}
+
+/*
+ * The current task's user stack, for process @k: walked with its CFI tables
+ * where user space has made them (and the kernel can), else by the kernel's
+ * frame-pointer walk. A key as stack_take() gives.
+ */
+static __always_inline __u64 stack_take_user(void *ctx, const struct proc_key *k)
+{
+	struct stack_trace *t;
+	struct pt_regs *regs;
+	__u32 zero = 0;
+	int n;
+
+	if (unwind_cfi) {
+		t = bpf_map_lookup_elem(&stack_scratch, &zero);
+		if (!t)
+			return STACK_LOST;
+		/* Its user registers, saved where it entered the kernel (or was interrupted). */
+		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		n = unwind_user(regs, k, t);
+		if (n >= 0)
+			return n ? stack_put(t, n) : STACK_NONE;
+		__sync_fetch_and_add(&unwind_counts.fp, 1);
+	}
+	return stack_take(ctx, BPF_F_USER_STACK);
 }
 
 /* task_struct::start_boottime was real_start_time before 5.5. */

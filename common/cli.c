@@ -151,7 +151,12 @@ int cli__parse(struct cli *c, int argc, char **argv)
 	common[n++] = (struct argp_option){ NULL, 'h', NULL, OPTION_HIDDEN, "Show this help", -1 };
 
 	struct argp common_argp = { common, parse_common };
-	struct argp_child children[] = { { &common_argp, 0, NULL, 0 }, { NULL } };
+	struct argp_child children[3] = { { &common_argp, 0, NULL, 0 } };
+
+	if (c->group) {
+		children[1] = children[0];
+		children[0] = (struct argp_child){ c->group, 0, NULL, 0 };
+	}
 
 	snprintf(doc, sizeof(doc), "%s\v%s%s", c->doc, c->examples ? "EXAMPLES:\n" : "",
 		 c->examples ? c->examples : "");

@@ -31,6 +31,7 @@ struct cli {
 	const char *examples;		/* EXAMPLES epilog, one per line */
 	const struct argp_option *options;
 	argp_parser_t parser;		/* the tool's own keys; ARGP_ERR_UNKNOWN otherwise */
+	const struct argp *group;	/* options shared by a kind of tool, or NULL */
 	enum cli_positional positional;
 	unsigned int flags;
 
@@ -45,8 +46,9 @@ struct cli {
 };
 
 /*
- * Parses argv for @cli: the tool's options first, then the common ones and
- * the positionals. Usage errors print argp's message and exit 2; --help and
+ * Parses argv for @cli: the tool's options first, then its group's, the
+ * common ones and the positionals; the tool's parser finds @cli in
+ * state->input. Usage errors print argp's message and exit 2; --help and
  * --version print and exit 0.
  */
 int cli__parse(struct cli *cli, int argc, char **argv);

@@ -12,13 +12,14 @@
 #include "offcpu_opts.h"
 #include "proc.h"
 #include "run.h"
+#include "stackopts.h"
 #include "stackreport.h"
 #include "stacks.h"
 #include "syms.h"
 #include "tool.h"
+#include "unwinder.h"
 
-enum { KEY_STACK_STORAGE = CLI_KEY_TOOL + 0x100, KEY_HASH_STORAGE, KEY_STATE, KEY_SVG, KEY_PPROF,
-       KEY_DEBUGINFOD };
+enum { KEY_STACK_STORAGE = CLI_KEY_TOOL + 0x100, KEY_HASH_STORAGE, KEY_STATE };
 
 struct offcpu_opts offcpu = { .stack_storage = 16384, .hash_storage = 10240, .min_us = 1,
 			      .max_us = ULLONG_MAX };
@@ -41,11 +42,6 @@ const struct argp_option offcpu_options[] = {
 	{ "state", KEY_STATE, "STATE", 0,
 	  "Only threads leaving the CPU in a state of this bitmask (0: runnable, 1: "
 	  "interruptible sleep, 2: uninterruptible)" },
-	{ "svg", KEY_SVG, "FILE", 0, "Also write an interactive flame graph to FILE" },
-	{ "pprof", KEY_PPROF, "FILE", 0, "Also write a gzipped pprof profile to FILE" },
-	{ "debuginfod", KEY_DEBUGINFOD, "SECONDS", OPTION_ARG_OPTIONAL,
-	  "Fetch missing debug files from $DEBUGINFOD_URLS, for at most SECONDS in all "
-	  "(default 30)" },
 	{},
 };
 
@@ -76,14 +72,8 @@ error_t offcpu__parse(int key, char *arg, struct argp_state *state)
 		offcpu.state = cli__parse_ulong(state, "state", arg, 0, LONG_MAX);
 		offcpu.state_set = true;
 		break;
-	case KEY_SVG: offcpu.svg = arg; break;
-	case KEY_PPROF: offcpu.pprof = arg; break;
-	case KEY_DEBUGINFOD:
-		offcpu.debuginfod = arg ? cli__parse_ulong(state, "debuginfod time", arg, 1, 3600)
-				  : 30;
-		break;
 	case ARGP_KEY_END:
-		stackreport__check_args(state, offcpu.svg, offcpu.pprof,
+		stackreport__check_args(state, stack_opts.svg, stack_opts.pprof,
 					offcpu.folded || ((struct cli *)state->input)->json);
 		if (offcpu.user_threads && offcpu.kernel_threads)
 			argp_error(state, "-u and -k exclude each other");
@@ -129,7 +119,7 @@ int offcpu__check_target(void)
 
 int offcpu__check_files(size_t key_size)
 {
-	return stackreport__check_files(offcpu.svg, offcpu.pprof) ?:
+	return stackreport__check_files(stack_opts.svg, stack_opts.pprof) ?:
 	       tool__check_map_memory("--stack-storage-size", offcpu.stack_storage,
 				      STACKS_ENTRY_BYTES) ?:
 	       tool__check_map_memory("--hash-storage-size", offcpu.hash_storage,
@@ -157,6 +147,24 @@ void offcpu__banner(const struct cli *cli, const char *what)
 	fflush(NULL);
 }
 
+int offcpu__unwind_setup(struct bpf_map *rows, struct bpf_map *procs)
+{
+	if (offcpu.kernel_only)
+		stack_opts.unwind.method = UNWIND_FP;	/* no user stacks to walk */
+	return unwind__configure(&stack_opts.unwind, rows, procs,
+				 offcpu.pid || offcpu.tid ? 64 : 1024);
+}
+
+struct unwinder *offcpu__unwinder(struct syms *syms, struct bpf_map *rows, struct bpf_map *procs)
+{
+	struct unwinder *u = unwinder__new(syms, rows, procs);
+
+	/* Its tables now, so that its first blocks have them. */
+	if (u && offcpu.pid)
+		syms__track(syms, &(struct proc_key){ .tgid = offcpu.pid });
+	return u;
+}
+
 int offcpu__report_init(struct stackreport *r, const struct cli *cli, struct syms *syms,
 			int stacks_fd, int totals_fd)
 {
@@ -169,8 +177,8 @@ int offcpu__report_init(struct stackreport *r, const struct cli *cli, struct sym
 		.kernel_only = offcpu.kernel_only,
 		.delimit = offcpu.delimit,
 		.folded = offcpu.folded,
-		.svg = offcpu.svg,
-		.pprof = offcpu.pprof,
+		.svg = stack_opts.svg,
+		.pprof = stack_opts.pprof,
 		.profile = { .type = "offcpu", .unit = "microseconds", .period_type = "offcpu",
 			     .period_unit = "microseconds", .period = 1,
 			     .time_nanos = (int64_t)time(NULL) * 1000000000 },

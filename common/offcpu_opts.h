@@ -21,8 +21,6 @@ struct offcpu_opts {
 	unsigned long long min_us, max_us;
 	long state;
 	bool state_set;
-	const char *svg, *pprof;	/* --svg FILE, --pprof FILE */
-	unsigned int debuginfod;	/* --debuginfod: seconds it may take; 0: off */
 };
 
 extern struct offcpu_opts offcpu;
@@ -53,8 +51,18 @@ void offcpu__banner(const struct cli *cli, const char *what);
 
 struct stacks;
 struct stackreport;
+struct unwinder;
 struct syms;
 struct bpf_map;
+
+/*
+ * Before loading: how user stacks are walked (unwind__configure() for the
+ * options); 1 for CFI, 0 for frame pointers, or negative errno (said).
+ */
+int offcpu__unwind_setup(struct bpf_map *rows, struct bpf_map *procs);
+
+/* After loading, with CFI: the unwinder, with -p's process's tables made now. NULL, errno. */
+struct unwinder *offcpu__unwinder(struct syms *syms, struct bpf_map *rows, struct bpf_map *procs);
 
 /*
  * Fills what offcputime and offwaketime report alike into @r: the options,

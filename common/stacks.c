@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 
 #include "stacks.h"
+#include "unwind.h"
 #include "syms.h"
 
 struct stacks {
@@ -111,6 +112,22 @@ int stacks__kernel(struct stacks *st, __u64 key, struct frame *out)
 	return k;
 }
 
+/* What ended a stack the unwinder could not finish, in place of a frame. */
+static const char *unwind_mark(__u64 ip)
+{
+	switch (ip) {
+	case UNWIND_MARK_NO_CFI:
+		return "[truncated: no CFI, no frame pointer]";
+	case UNWIND_MARK_UNSUPPORTED:
+		return "[truncated: CFI not followed]";
+	case UNWIND_MARK_READ:
+		return "[truncated: stack not readable]";
+	case UNWIND_MARK_DEPTH:
+		return "[truncated: deeper than 127 frames]";
+	}
+	return NULL;
+}
+
 int stacks__user(struct stacks *st, const struct proc_key *proc, __u64 key, struct frame *out)
 {
 	int n;
@@ -121,7 +138,13 @@ int stacks__user(struct stacks *st, const struct proc_key *proc, __u64 key, stru
 	if (n < 0)
 		return missed(st, out, false);
 	for (int i = 0; i < n; i++) {
+		const char *mark = unwind_mark(st->trace.ips[i]);
 		struct sym_info si;
+
+		if (mark) {
+			out[i] = (struct frame){ .name = mark, .kind = FRAME_UNKNOWN };
+			continue;
+		}
 
 		syms__user(st->syms, proc, st->trace.ips[i], &si);
 		out[i] = (struct frame){

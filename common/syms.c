@@ -50,6 +50,7 @@ struct binary {
 	struct elf_segment *segs;
 	size_t nsegs;
 	struct symtab syms;
+	void *observed;		/* what the observer keeps of it */
 };
 
 struct vma {
@@ -92,6 +93,7 @@ struct syms {
 	size_t open_fds, fd_budget;
 	long ticks_per_sec;
 	struct losses lost;
+	struct syms_observer observer;	/* .binary NULL: nobody */
 };
 
 struct syms *syms__new(void)
@@ -119,6 +121,11 @@ struct syms *syms__new(void)
 	if (s->ticks_per_sec <= 0)
 		s->ticks_per_sec = 100;
 	return s;
+}
+
+void syms__observe(struct syms *s, const struct syms_observer *o)
+{
+	s->observer = *o;
 }
 
 int syms__use_debuginfod(struct syms *s, unsigned int seconds)
@@ -313,6 +320,47 @@ static void binary_load(struct syms *s, struct binary *b)
 	symtab__finish(&b->syms);
 }
 
+/* A debug file of @b (open on @fd), for the observer's CFI where @b has no .eh_frame. */
+static int debug_fd(struct syms *s, struct binary *b, Elf *elf)
+{
+	unsigned char id[MAX_BUILD_ID];
+	char debuglink[NAME_MAX + 1], found[PATH_MAX];
+	uint32_t crc = 0;
+	int len = elffile__build_id(elf, id, sizeof(id));
+	struct debuginfo_query q = {
+		.rootfd = b->root ? b->root->fd : -1,
+		.path = b->path,
+		.build_id = len > 0 ? id : NULL,
+		.build_id_len = len > 0 ? len : 0,
+		.debuglink = elffile__debuglink(elf, debuglink, sizeof(debuglink), &crc) ? NULL
+											: debuglink,
+		.crc = crc,
+	};
+
+	return debuginfo__find(s->debuginfo, &q, found, sizeof(found));
+}
+
+/* Shows the observer a binary seen for the first time, while it is open. */
+static void observe_binary(struct syms *s, struct binary *b)
+{
+	Elf *elf, *debug = NULL;
+	int dfd = -1;
+
+	if (!s->observer.binary || b->fd < 0 || elffile__begin(b->fd, &elf))
+		return;
+	if (!elffile__has_section(elf, ".eh_frame_hdr")) {
+		dfd = debug_fd(s, b, elf);
+		if (dfd >= 0 && elffile__begin(dfd, &debug))
+			debug = NULL;
+	}
+	b->observed = s->observer.binary(s->observer.ctx, b->path, elf, debug);
+	if (debug)
+		elf_end(debug);
+	if (dfd >= 0)
+		close(dfd);
+	elf_end(elf);
+}
+
 /* The binary behind @fd (stat @st), shared by (device, inode); takes @fd. */
 static struct binary *binary_get(struct syms *s, int fd, const struct stat *st,
 				 const char *path, struct root *root)
@@ -344,6 +392,7 @@ static struct binary *binary_get(struct syms *s, int fd, const struct stat *st,
 	free(copy);
 	b->next = s->binaries[h];
 	s->binaries[h] = b;
+	observe_binary(s, b);
 	/* Out of descriptors to hold: read it now and let this one go. */
 	if (++s->open_fds > s->fd_budget)
 		binary_load(s, b);
@@ -386,6 +435,7 @@ static struct binary *vdso_get(struct syms *s)
 	s->vdso->path = strdup("[vdso]");
 	s->vdso->name = strdup("[vdso]");
 	s->open_fds++;
+	observe_binary(s, s->vdso);
 	return s->vdso;
 }
 
@@ -433,6 +483,20 @@ static int add_vma(struct proc *p, size_t *cap, const struct vma *v)
 	return 0;
 }
 
+/* Shows the observer a process's executable mappings, as just read. */
+static void observe_process(struct syms *s, struct proc *p)
+{
+	struct syms_mapping *m = calloc(p->nvmas ? p->nvmas : 1, sizeof(*m));
+
+	if (!m)
+		return;
+	for (size_t i = 0; i < p->nvmas; i++)
+		m[i] = (struct syms_mapping){ p->vmas[i].start, p->vmas[i].end, p->vmas[i].pgoff,
+					      p->vmas[i].bin ? p->vmas[i].bin->observed : NULL };
+	s->observer.process(s->observer.ctx, &p->key, m, p->nvmas);
+	free(m);
+}
+
 static void read_maps(struct syms *s, struct proc *p)
 {
 	char path[64], line[PATH_MAX + 128];
@@ -470,6 +534,8 @@ static void read_maps(struct syms *s, struct proc *p)
 			break;
 	}
 	fclose(f);
+	if (s->observer.process)
+		observe_process(s, p);
 }
 
 int syms__track(struct syms *s, const struct proc_key *k)

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <gelf.h>
 #include <linux/types.h>
 
 #include "stack_key.h"
@@ -70,6 +71,30 @@ int syms__user(struct syms *s, const struct proc_key *p, uint64_t addr, struct s
  * descriptor stays the caller's), as stack maps in build-id mode give it.
  */
 int syms__file(struct syms *s, int fd, uint64_t offset, struct sym_info *out);
+
+/*
+ * Someone who wants more of each binary than its symbols, while it is open,
+ * and of each process its executable mappings: the CFI unwinder.
+ */
+struct syms_mapping {
+	uint64_t start, end, pgoff;
+	void *binary;		/* what @binary returned for its file; NULL: none */
+};
+
+struct syms_observer {
+	/*
+	 * A binary seen for the first time: @elf is it, @debug its debug file
+	 * where it lacks .eh_frame (else NULL). What it returns is kept with
+	 * the binary and handed back with each mapping of it.
+	 */
+	void *(*binary)(void *ctx, const char *path, Elf *elf, Elf *debug);
+	/* A process image's executable mappings, sorted, just read from /proc. */
+	void (*process)(void *ctx, const struct proc_key *p, const struct syms_mapping *m,
+			size_t n);
+	void *ctx;
+};
+
+void syms__observe(struct syms *s, const struct syms_observer *o);
 
 /* Says on stderr, at exit, what could not be read: files, perf maps, processes. */
 void syms__warn_losses(const struct syms *s);

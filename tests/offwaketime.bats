@@ -43,8 +43,10 @@ run_offwake() {
 	require_bpf
 	run_offwake 10 20 -p @PID
 	[ "$RC" -eq 0 ]
-	# The record whose waker woke it from offcpu_waker().
-	awk '/^    waker:/ { rec = "" } { rec = rec $0 "\n" } /^        [0-9]+$/ { if (rec ~ /offcpu_waker/) printf "%s", rec }' "$T/out" > "$T/rec"
+	# The record whose waker woke it from offcpu_waker() (the waker thread's own
+	# sleeps have offcpu_waker in their target's stack, woken by a timer).
+	awk '/^    waker:/ { rec = ""; w = 1 } /^    --  / { w = 0 } w && /offcpu_waker/ { hit = 1 }
+		{ rec = rec $0 "\n" } /^        [0-9]+$/ { if (hit) printf "%s", rec; hit = 0 }' "$T/out" > "$T/rec"
 	waker=$(sed -n '/waker:/,/^    --  /p' "$T/rec")
 	target=$(sed -n '/^    --  /,/target:/p' "$T/rec")
 	grep -qx '    offcpu_waker' <<<"$waker" || fail "waker stack: $waker"
@@ -80,9 +82,10 @@ run_offwake() {
 @test "offwaketime --json" {
 	require_bpf
 	run_offwake 5 20 -p @PID --json
-	run jq -e -s 'map(select(.frames | index("offcpu_waker"))) | length >= 1 and
-		(.[0].frames | index("--")) < (.[0].frames | index("offcpu_waker")) and
-		(.[0].frames | index("offcpu_reader")) < (.[0].frames | index("--"))' "$T/out"
+	# The reader's blocks, woken from offcpu_waker(): the reader before "--", the waker after.
+	run jq -e -s 'map(select(.frames | index("offcpu_reader"))) | length >= 1 and
+		all(.[]; (.frames | index("offcpu_reader")) < (.frames | index("--")) and
+			 (.frames | index("--")) < (.frames | index("offcpu_waker")))' "$T/out"
 	assert_success
 }
 

@@ -15,10 +15,12 @@
 #include "probe.h"
 #include "run.h"
 #include "stacks.h"
+#include "stackopts.h"
 #include "stackreport.h"
 #include "stackset.h"
 #include "syms.h"
 #include "tool.h"
+#include "unwinder.h"
 #include "offcputime.h"
 #include "offcputime.skel.h"
 
@@ -34,12 +36,14 @@ static struct cli cli = {
 		"    offcputime --state 2   # uninterruptible sleep (disk, locks) only\n",
 	.options = offcpu_options,
 	.parser = offcpu__parse,
+	.group = &stack_opts_argp,
 	.positional = CLI_POS_DURATION,
 };
 
 struct offcpu {
 	struct offcputime_bpf *obj;
 	struct syms *syms;
+	struct unwinder *unwinder;
 	struct ring_buffer *pids;
 	struct stackreport report;
 };
@@ -88,12 +92,22 @@ int main(int argc, char **argv)
 		syms__free(o.syms);
 		return EXIT_RUNTIME;
 	}
-	if (offcpu.debuginfod && syms__use_debuginfod(o.syms, offcpu.debuginfod)) {
+	if (stack_opts.debuginfod && syms__use_debuginfod(o.syms, stack_opts.debuginfod)) {
 		err = -EINVAL;
 		goto out;
 	}
 	configure(o.obj);
+	err = offcpu__unwind_setup(o.obj->maps.unwind_rows, o.obj->maps.unwind_procs);
+	if (err < 0)
+		goto out;
+	o.obj->rodata->unwind_cfi = err;
 	err = tool__load(o.obj->skeleton);
+	if (!err && o.obj->rodata->unwind_cfi) {
+		o.unwinder = offcpu__unwinder(o.syms, o.obj->maps.unwind_rows,
+					      o.obj->maps.unwind_procs);
+		if (!o.unwinder)
+			err = -errno;
+	}
 	if (!err)
 		err = tool__attach(o.obj->skeleton);
 	if (err)
@@ -117,10 +131,12 @@ int main(int argc, char **argv)
 	offcpu__warn_lost(&o.obj->bss->lost, o.report.stacks, o.obj->maps.totals,
 			  "off-CPU periods", "stacks");
 	syms__warn_losses(o.syms);
+	unwinder__warn_losses(o.unwinder, &o.obj->bss->unwind_counts);
 out:
 	ring_buffer__free(o.pids);
 	stacks__free(o.report.stacks);
 	offcputime_bpf__destroy(o.obj);
+	unwinder__free(o.unwinder);
 	syms__free(o.syms);
 	return err ? EXIT_RUNTIME : EXIT_OK;
 }

@@ -15,10 +15,12 @@
 #include "probe.h"
 #include "run.h"
 #include "stacks.h"
+#include "stackopts.h"
 #include "stackreport.h"
 #include "stackset.h"
 #include "syms.h"
 #include "tool.h"
+#include "unwinder.h"
 #include "offwaketime.h"
 #include "offwaketime.skel.h"
 
@@ -32,12 +34,14 @@ static struct cli cli = {
 		"    offwaketime -p 185 -m 1000   # process 185, blocks of 1 ms or more\n",
 	.options = offcpu_options,
 	.parser = offcpu__parse,
+	.group = &stack_opts_argp,
 	.positional = CLI_POS_DURATION,
 };
 
 struct offwake {
 	struct offwaketime_bpf *obj;
 	struct syms *syms;
+	struct unwinder *unwinder;
 	struct ring_buffer *pids;
 	struct stackreport report;
 };
@@ -152,7 +156,7 @@ int main(int argc, char **argv)
 		syms__free(o.syms);
 		return EXIT_RUNTIME;
 	}
-	if (offcpu.debuginfod && syms__use_debuginfod(o.syms, offcpu.debuginfod)) {
+	if (stack_opts.debuginfod && syms__use_debuginfod(o.syms, stack_opts.debuginfod)) {
 		err = -EINVAL;
 		goto out;
 	}
@@ -169,7 +173,17 @@ int main(int argc, char **argv)
 		bpf_map__set_max_entries(o.obj->maps.blocked_tid, 1);
 	pr_debug("attaching to sched_switch and sched_waking with %s", btf ? "tp_btf" : "raw_tp");
 
+	err = offcpu__unwind_setup(o.obj->maps.unwind_rows, o.obj->maps.unwind_procs);
+	if (err < 0)
+		goto out;
+	o.obj->rodata->unwind_cfi = err;
 	err = tool__load(o.obj->skeleton);
+	if (!err && o.obj->rodata->unwind_cfi) {
+		o.unwinder = offcpu__unwinder(o.syms, o.obj->maps.unwind_rows,
+					      o.obj->maps.unwind_procs);
+		if (!o.unwinder)
+			err = -errno;
+	}
 	if (!err)
 		err = tool__attach(o.obj->skeleton);
 	if (err)
@@ -194,10 +208,12 @@ int main(int argc, char **argv)
 	offcpu__warn_lost(&o.obj->bss->lost, o.report.stacks, o.obj->maps.totals,
 			  "blocked periods", "stack pairs");
 	syms__warn_losses(o.syms);
+	unwinder__warn_losses(o.unwinder, &o.obj->bss->unwind_counts);
 out:
 	ring_buffer__free(o.pids);
 	stacks__free(o.report.stacks);
 	offwaketime_bpf__destroy(o.obj);
+	unwinder__free(o.unwinder);
 	syms__free(o.syms);
 	return err ? EXIT_RUNTIME : EXIT_OK;
 }

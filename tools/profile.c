@@ -16,23 +16,23 @@
 #include "proc.h"
 #include "run.h"
 #include "sampler.h"
+#include "stackopts.h"
 #include "stackreport.h"
 #include "stacks.h"
 #include "syms.h"
 #include "tool.h"
+#include "unwinder.h"
 #include "profile.h"
 #include "profile.skel.h"
 
-enum { KEY_STACK_STORAGE = CLI_KEY_TOOL, KEY_HASH_STORAGE, KEY_CGROUP, KEY_SVG, KEY_PPROF,
-       KEY_CYCLES, KEY_DEBUGINFOD };
+enum { KEY_STACK_STORAGE = CLI_KEY_TOOL, KEY_HASH_STORAGE, KEY_CGROUP, KEY_CYCLES };
 
 static struct env {
 	pid_t pid, tid;
 	bool user_only, kernel_only, delimit, no_delimit, annotate, idle, folded, cycles, freq_set;
 	unsigned long freq, period, stack_storage, hash_storage;
-	unsigned int debuginfod;
 	int cpu;
-	const char *cgroup, *svg, *pprof;
+	const char *cgroup;
 } env = { .freq = 49, .stack_storage = 16384, .hash_storage = 40960, .cpu = -1 };
 
 static const struct argp_option options[] = {
@@ -51,12 +51,7 @@ static const struct argp_option options[] = {
 	{ "stack-storage-size", KEY_STACK_STORAGE, "SIZE", 0, "Stack traces kept (default 16384)" },
 	{ "hash-storage-size", KEY_HASH_STORAGE, "SIZE", 0, "Distinct stacks counted (default 40960)" },
 	{ "cgroup", KEY_CGROUP, "PATH", 0, "Profile tasks in this cgroup v2 (and below) only" },
-	{ "svg", KEY_SVG, "FILE", 0, "Also write an interactive flame graph to FILE" },
-	{ "pprof", KEY_PPROF, "FILE", 0, "Also write a gzipped pprof profile to FILE" },
 	{ "cycles", KEY_CYCLES, NULL, 0, "Sample CPU cycles (hardware) instead of the CPU clock" },
-	{ "debuginfod", KEY_DEBUGINFOD, "SECONDS", OPTION_ARG_OPTIONAL,
-	  "Fetch missing debug files from $DEBUGINFOD_URLS, for at most SECONDS in all "
-	  "(default 30)" },
 	{},
 };
 
@@ -85,14 +80,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		env.hash_storage = cli__parse_ulong(state, "hash storage size", arg, 1, 1 << 24);
 		break;
 	case KEY_CGROUP: env.cgroup = arg; break;
-	case KEY_SVG: env.svg = arg; break;
-	case KEY_PPROF: env.pprof = arg; break;
 	case KEY_CYCLES: env.cycles = true; break;
-	case KEY_DEBUGINFOD:
-		env.debuginfod = arg ? cli__parse_ulong(state, "debuginfod time", arg, 1, 3600) : 30;
-		break;
 	case ARGP_KEY_END:
-		stackreport__check_args(state, env.svg, env.pprof,
+		stackreport__check_args(state, stack_opts.svg, stack_opts.pprof,
 					env.folded || ((struct cli *)state->input)->json);
 		if (env.user_only && env.kernel_only)
 			argp_error(state, "-U and -K exclude each other");
@@ -119,12 +109,14 @@ static struct cli cli = {
 		"    profile --cgroup system.slice/nginx.service 10   # one service\n",
 	.options = options,
 	.parser = parse_opt,
+	.group = &stack_opts_argp,
 	.positional = CLI_POS_DURATION,
 };
 
 struct profile {
 	struct profile_bpf *obj;
 	struct syms *syms;
+	struct unwinder *unwinder;
 	struct ring_buffer *pids;
 	struct stackreport report;
 	struct sampler *sampler;
@@ -236,7 +228,7 @@ int main(int argc, char **argv)
 		pr_err("tid %d: no such thread", env.tid);
 		return EXIT_RUNTIME;
 	}
-	if (stackreport__check_files(env.svg, env.pprof) ||
+	if (stackreport__check_files(stack_opts.svg, stack_opts.pprof) ||
 	    tool__check_map_memory("--stack-storage-size", env.stack_storage, STACKS_ENTRY_BYTES) ||
 	    tool__check_map_memory("--hash-storage-size", env.hash_storage,
 				   sizeof(struct stack_key) + sizeof(__u64) + STACKS_MAP_OVERHEAD))
@@ -248,7 +240,7 @@ int main(int argc, char **argv)
 		syms__free(p.syms);
 		return EXIT_RUNTIME;
 	}
-	if (env.debuginfod && syms__use_debuginfod(p.syms, env.debuginfod)) {
+	if (stack_opts.debuginfod && syms__use_debuginfod(p.syms, stack_opts.debuginfod)) {
 		err = -EINVAL;
 		goto out;
 	}
@@ -273,9 +265,26 @@ int main(int argc, char **argv)
 	}
 	bpf_map__set_max_entries(p.obj->maps.stacks, env.stack_storage);
 	bpf_map__set_max_entries(p.obj->maps.counts, env.hash_storage);
+	if (env.kernel_only)
+		stack_opts.unwind.method = UNWIND_FP;	/* no user stacks to walk */
+	err = unwind__configure(&stack_opts.unwind, p.obj->maps.unwind_rows,
+				p.obj->maps.unwind_procs, env.pid || env.tid ? 64 : 1024);
+	if (err < 0)
+		goto out;
+	p.obj->rodata->unwind_cfi = err;
 	err = tool__load(p.obj->skeleton);
 	if (err)
 		goto out;
+	if (p.obj->rodata->unwind_cfi) {
+		p.unwinder = unwinder__new(p.syms, p.obj->maps.unwind_rows, p.obj->maps.unwind_procs);
+		if (!p.unwinder) {
+			err = -errno;
+			goto out;
+		}
+		/* Its tables now, so that its first samples have them. */
+		if (env.pid)
+			syms__track(p.syms, &(struct proc_key){ .tgid = env.pid });
+	}
 	so = (struct sampler_opts){ .cycles = env.cycles, .freq = env.period ? 0 : env.freq,
 				    .period = env.period, .cpu = env.cpu };
 	p.sampler = sampler__new(p.obj->progs.profile_sample, &so);
@@ -305,8 +314,8 @@ int main(int argc, char **argv)
 		.delimit = env.delimit && !env.no_delimit,
 		.annotate_kernel = env.annotate,
 		.folded = env.folded,
-		.svg = env.svg,
-		.pprof = env.pprof,
+		.svg = stack_opts.svg,
+		.pprof = stack_opts.pprof,
 		.json_value = "samples",
 		.flamegraph = { title, sub, "samples" },
 		.profile = {
@@ -334,11 +343,13 @@ int main(int argc, char **argv)
 	err = run__loop(&run);
 	report_losses(&p);
 	syms__warn_losses(p.syms);
+	unwinder__warn_losses(p.unwinder, &p.obj->bss->unwind_counts);
 out:
 	sampler__free(p.sampler);
 	ring_buffer__free(p.pids);
 	stacks__free(p.report.stacks);
 	profile_bpf__destroy(p.obj);
+	unwinder__free(p.unwinder);
 	syms__free(p.syms);
 	return err ? EXIT_RUNTIME : EXIT_OK;
 }

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* The BPF user-stack unwinder: call-frame information tables where binaries have them, frame pointers elsewhere. */
+#ifndef BPFSCOPE_UNWIND_BPF_H
+#define BPFSCOPE_UNWIND_BPF_H
+
+#include "stack_key.h"
+#include "unwind.h"
+
+/* Set by user space for --unwind=dwarf and auto (on kernels with bpf_loop). */
+const volatile bool unwind_cfi;
+
+/* Every binary's rows, one range each; user space writes them through mmap. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_row);
+} unwind_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_proc);
+} unwind_procs SEC(".maps");
+
+struct unwind_counts unwind_counts;
+
+/* Where a walk is: the registers of the frame it is in, and what it found. */
+struct unwind_walk {
+	__u64 ip, sp, fp;
+	__u64 ra;		/* arm64: the link register, until a frame's CFI says where it went */
+	__u32 n;
+	__u8 exact;		/* ip is an exact address (the first frame, after a signal), not a return */
+	__u8 done;
+	struct stack_trace *trace;
+	struct unwind_proc *proc;
+};
+
+/* The mapping holding @ip, by bisection of the sorted table. */
+static __always_inline struct unwind_mapping *unwind_find_mapping(struct unwind_proc *p, __u64 ip)
+{
+	__u32 lo = 0, hi = p->nmaps;
+
+	if (hi > UNWIND_MAX_MAPPINGS)
+		return NULL;
+	for (int i = 0; i < 9; i++) {
+		struct unwind_mapping *m;
+		__u32 mid;
+
+		if (lo >= hi)
+			break;
+		mid = (lo + hi) / 2;
+		m = &p->maps[mid & (UNWIND_MAX_MAPPINGS - 1)];
+		if (ip < m->start)
+			hi = mid;
+		else if (ip >= m->end)
+			lo = mid + 1;
+		else
+			return m;
+	}
+	return NULL;
+}
+
+/* The row in force at @pc: the last of rows[first, first + n) whose pc is at most @pc. */
+static __always_inline struct unwind_row *unwind_find_row(__u32 first, __u32 n, __u32 pc)
+{
+	__u32 lo = first, hi = first + n, idx;
+	struct unwind_row *r;
+
+	if (!n || hi < first)
+		return NULL;
+	/* 2^24 rows per binary at most: 24 halvings. */
+	for (int i = 0; i < 24; i++) {
+		__u32 mid;
+
+		if (hi - lo <= 1)
+			break;
+		mid = lo + (hi - lo) / 2;
+		idx = mid;
+		r = bpf_map_lookup_elem(&unwind_rows, &idx);
+		if (!r)
+			return NULL;
+		if (r->pc <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	idx = lo;
+	r = bpf_map_lookup_elem(&unwind_rows, &idx);
+	return r && r->pc <= pc ? r : NULL;
+}
+
+static __always_inline bool unwind_read(__u64 *val, __u64 addr)
+{
+	return !bpf_probe_read_user(val, sizeof(*val), (const void *)addr);
+}
+
+/* Appends @ip to the trace, if there is room. */
+static __always_inline bool unwind_push(struct unwind_walk *st, __u64 ip)
+{
+	__u32 n = st->n;
+
+	/* Tested on the register used for the store: clang may test another copy. */
+	barrier_var(n);
+	if (n >= STACK_MAX_DEPTH)
+		return false;
+	st->trace->ips[n] = ip;
+	st->n = n + 1;
+	return true;
+}
+
+static __always_inline long unwind_stop(struct unwind_walk *st, __u64 mark)
+{
+	if (mark)
+		unwind_push(st, mark);
+	if (mark)
+		__sync_fetch_and_add(&unwind_counts.truncated, 1);
+	st->done = 1;
+	return 1;
+}
+
+/*
+ * One frame up by frame pointers, where there is no CFI: the caller's frame
+ * pointer and return address are saved just above this frame's. A chain
+ * that does not lead up the stack is not followed: the walk ends marked
+ * rather than invent frames.
+ */
+static __always_inline long unwind_fp_step(struct unwind_walk *st)
+{
+	__u64 fp = st->fp, next_fp, ra;
+
+	if (!fp || fp < st->sp || (fp & 7) || !unwind_read(&next_fp, fp) ||
+	    !unwind_read(&ra, fp + 8))
+		return unwind_stop(st, UNWIND_MARK_NO_CFI);
+	if (!ra)
+		return unwind_stop(st, 0);
+	st->sp = fp + 16;
+	st->fp = next_fp;
+	st->ip = ra;
+	st->exact = 0;
+	return 0;
+}
+
+/*
+ * The registers a signal frame saved: on x86-64 the kernel's rt_sigframe
+ * leaves struct ucontext at the trampoline's stack pointer, its mcontext
+ * 40 bytes in (uc_flags, uc_link, uc_stack).
+ */
+#define SIGFRAME_BP	(40 + 80)
+#define SIGFRAME_SP	(40 + 120)
+#define SIGFRAME_IP	(40 + 128)
+
+static long unwind_step(__u32 i, void *arg)
+{
+	struct unwind_walk *st = arg;
+	struct unwind_mapping *m;
+	struct unwind_row *r;
+	__u64 cfa, ra, pc;
+
+	if (st->done)
+		return 1;
+	/* The last slot says the stack went on, rather than hold a frame. */
+	if (st->n == STACK_MAX_DEPTH - 1)
+		return unwind_stop(st, UNWIND_MARK_DEPTH);
+	if (!unwind_push(st, st->ip))
+		return unwind_stop(st, 0);
+	m = unwind_find_mapping(st->proc, st->ip);
+	if (!m) {
+		__sync_fetch_and_add(&unwind_counts.unmapped, 1);
+		return unwind_fp_step(st);
+	}
+	/* A return address is the instruction after a call, maybe in the next function. */
+	pc = st->ip - m->bias - (st->exact ? 0 : 1);
+	r = unwind_find_row(m->first, m->n, (__u32)pc);
+	if (!r || UNWIND_ROW_CFA(r) == UNWIND_NONE)
+		return unwind_fp_step(st);
+	switch (UNWIND_ROW_CFA(r)) {
+	case UNWIND_CFA_SP:
+		cfa = st->sp + r->cfa_off;
+		break;
+	case UNWIND_CFA_FP:
+		cfa = st->fp + r->cfa_off;
+		break;
+	case UNWIND_CFA_PLT:
+		cfa = st->sp + 8 + ((st->ip & 15) >= (__u64)r->cfa_off ? 8 : 0);
+		break;
+	case UNWIND_SIGNAL:
+		if (!unwind_read(&st->fp, st->sp + SIGFRAME_BP) ||
+		    !unwind_read(&ra, st->sp + SIGFRAME_IP) ||
+		    !unwind_read(&st->sp, st->sp + SIGFRAME_SP))
+			return unwind_stop(st, UNWIND_MARK_READ);
+		/* The interrupted instruction itself, not a return address. */
+		st->ip = ra;
+		st->exact = 1;
+		return 0;
+	case UNWIND_END:
+		return unwind_stop(st, 0);
+	default:
+		return unwind_stop(st, UNWIND_MARK_UNSUPPORTED);
+	}
+	/* The caller's frame is above this one, or the table is not this code's. */
+	if (cfa <= st->sp)
+		return unwind_stop(st, UNWIND_MARK_UNSUPPORTED);
+	if (r->cfa_ra >> 4) {
+		if (!unwind_read(&ra, cfa + UNWIND_ROW_RA_OFF(r)))
+			return unwind_stop(st, UNWIND_MARK_READ);
+	} else {
+		ra = st->ra;	/* still in the link register */
+	}
+	if (r->fp_slot && !unwind_read(&st->fp, cfa + UNWIND_ROW_FP_OFF(r)))
+		return unwind_stop(st, UNWIND_MARK_READ);
+	if (!ra)
+		return unwind_stop(st, 0);
+	st->sp = cfa;
+	st->ip = ra;
+	st->exact = 0;
+	return 0;
+}
+
+/*
+ * Walks the current task's user stack into @t with the tables of process
+ * @tgid, from registers @regs (its user registers). The depth, or -1 when
+ * the process has no tables (yet), or they are not of this program image:
+ * the caller takes the kernel's frame-pointer walk instead.
+ */
+static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_key *k,
+				       struct stack_trace *t)
+{
+	struct unwind_walk st = {};
+	struct unwind_proc *p;
+	__u32 tgid = k->tgid;
+
+	p = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	if (!p)
+		return -1;
+	/*
+	 * Made from /proc (for -p, before tracing), which tells neither exec
+	 * count nor start in nanoseconds: the first walk binds it to its image.
+	 */
+	if (p->exec_id == UNWIND_EXEC_ANY) {
+		p->start_ns = k->start_ns;
+		p->exec_id = k->exec_id;
+	}
+	if (p->exec_id != k->exec_id || p->start_ns != k->start_ns)
+		return -1;
+	st.ip = PT_REGS_IP_CORE(regs);
+	st.sp = PT_REGS_SP_CORE(regs);
+	st.fp = PT_REGS_FP_CORE(regs);
+#if defined(__TARGET_ARCH_arm64)
+	st.ra = BPF_CORE_READ(regs, regs[30]);
+#endif
+	st.exact = 1;
+	st.trace = t;
+	st.proc = p;
+	if (!st.ip)
+		return 0;
+	bpf_loop(STACK_MAX_DEPTH, unwind_step, &st, 0);
+	__sync_fetch_and_add(&unwind_counts.cfi, 1);
+	return st.n;
+}
+
+#endif

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* The tables the BPF unwinder walks user stacks with, shared by its programs and user space. */
+#ifndef BPFSCOPE_UNWIND_H
+#define BPFSCOPE_UNWIND_H
+
+/* Executable mappings of one process the unwinder knows; more are unwound by frame pointers. */
+#define UNWIND_MAX_MAPPINGS 256
+
+/* How a row finds the canonical frame address (CFA), the caller's stack pointer. */
+enum unwind_cfa {
+	UNWIND_NONE = 0,	/* no call-frame information here: frame pointers */
+	UNWIND_CFA_SP,		/* CFA = sp + cfa_off */
+	UNWIND_CFA_FP,		/* CFA = fp + cfa_off */
+	UNWIND_CFA_PLT,		/* x86-64 PLT stubs: sp + 8, + 8 more when (ip & 15) >= cfa_off */
+	UNWIND_SIGNAL,		/* a signal trampoline: the interrupted registers are in its ucontext */
+	UNWIND_END,		/* the outermost frame: the return address is undefined */
+	UNWIND_UNSUPPORTED,	/* rules the unwinder cannot follow: stop, marked */
+};
+
+/*
+ * One row of a binary's table, 8 bytes: from @pc (an offset from the
+ * table's base address) to the next row's, where the CFA is, where the
+ * caller's frame pointer was saved and where the return address is.
+ * Saved registers sit at multiples of 8 below (or above) the CFA, so their
+ * offsets are kept in 8-byte units: @fp_slot (0: not saved, unchanged) and
+ * the high nibble of @cfa_ra, the return address at CFA - 8 * that (0:
+ * still in the link register, as on arm64 until a function saves it).
+ */
+struct unwind_row {
+	__u32 pc;
+	__s16 cfa_off;
+	__s8 fp_slot;
+	__u8 cfa_ra;		/* enum unwind_cfa in the low nibble, the RA slot in the high */
+};
+
+#define UNWIND_ROW_CFA(r)	((r)->cfa_ra & 15)
+#define UNWIND_ROW_RA_OFF(r)	(-8 * (__s64)((r)->cfa_ra >> 4))
+#define UNWIND_ROW_FP_OFF(r)	(8 * (__s64)(r)->fp_slot)
+
+/*
+ * An executable mapping of a process: run-time [start, end); the rows of
+ * its binary are rows[first, first + n) of the unwind_rows map, at pc
+ * addr - bias. n == 0: the binary has no call-frame information (or none
+ * fitted in the rows' memory): frame pointers.
+ */
+struct unwind_mapping {
+	__u64 start, end;
+	__u64 bias;
+	__u32 first, n;
+};
+
+/* An exec_id user space cannot know: the first walk of the process binds it. */
+#define UNWIND_EXEC_ANY 0xffffffffU
+
+/* What the unwinder knows of one process image, keyed by its tgid. */
+struct unwind_proc {
+	__u32 exec_id;		/* the image it describes: stale after an exec */
+	__u32 nmaps;
+	__u64 start_ns;
+	struct unwind_mapping maps[UNWIND_MAX_MAPPINGS];	/* sorted by start */
+};
+
+/* How user stacks were walked, for -v and the report at exit. */
+struct unwind_counts {
+	__u64 cfi;		/* stacks walked with the tables (frame pointers where they had none) */
+	__u64 fp;		/* by the kernel's frame-pointer walk: no table for the process (yet) */
+	__u64 truncated;	/* ended by a mark: no CFI nor frame pointers, unsupported, unreadable */
+	__u64 unmapped;		/* frames outside every mapping user space knew of */
+};
+
+/* Pseudo return addresses that end a stack the unwinder could not finish. */
+#define UNWIND_MARK_NO_CFI	0xfffffffffffffff1ULL	/* no CFI and no frame pointer chain */
+#define UNWIND_MARK_UNSUPPORTED	0xfffffffffffffff2ULL	/* CFI it cannot follow */
+#define UNWIND_MARK_READ	0xfffffffffffffff3ULL	/* stack memory it could not read */
+#define UNWIND_MARK_DEPTH	0xfffffffffffffff4ULL	/* deeper than it walks */
+
+#endif

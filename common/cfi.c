@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Unwind rows from .eh_frame or .debug_frame: libdw computes each row, we keep what the BPF side follows. */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <endian.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfi.h"
+
+/* The DWARF registers the unwinder follows, and where a return address is by default. */
+struct arch {
+	int sp, fp, ra;
+	bool ra_in_register;	/* arm64: the link register holds it until saved */
+};
+
+static const struct arch x86_64 = { .sp = 7, .fp = 6, .ra = 16 };
+static const struct arch aarch64 = { .sp = 31, .fp = 29, .ra = 30, .ra_in_register = true };
+
+static const struct arch *arch_of(Elf *elf)
+{
+	GElf_Ehdr eh;
+
+	if (!gelf_getehdr(elf, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64)
+		return NULL;
+	/* The rows are read in this machine's byte order. */
+	if (eh.e_ident[EI_DATA] != (__BYTE_ORDER == __LITTLE_ENDIAN ? ELFDATA2LSB : ELFDATA2MSB))
+		return NULL;
+	if (eh.e_machine == EM_X86_64)
+		return &x86_64;
+	if (eh.e_machine == EM_AARCH64)
+		return &aarch64;
+	return NULL;
+}
+
+/* Where a function's description starts, and where the next one does. */
+struct fde {
+	uint64_t start, end;	/* end: 0 where only the next start bounds it */
+};
+
+static Elf_Scn *section(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (gelf_getshdr(scn, sh) && sh->sh_type != SHT_NOBITS &&
+		    (n = elf_strptr(elf, shstrndx, sh->sh_name)) && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/*
+ * .eh_frame_hdr's search table: the linker's sorted index of the FDEs in
+ * .eh_frame. Only its usual encoding (a 4-byte count, pairs of 4-byte
+ * offsets from the header) is read; anything else is -ENOTSUP.
+ */
+static int hdr_fdes(Elf *elf, struct fde **out, size_t *nout)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = section(elf, ".eh_frame_hdr", &sh);
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	const uint8_t *p;
+	uint32_t count;
+	size_t ptr_size;
+	struct fde *f;
+
+	if (!d || !d->d_buf || d->d_size < 8)
+		return -ENOENT;
+	p = d->d_buf;
+	/* version, eh_frame_ptr encoding, fde_count encoding, table encoding */
+	if (p[0] != 1 || p[2] != DW_EH_PE_udata4 || p[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+		return -ENOTSUP;
+	switch (p[1] & 0x0f) {
+	case DW_EH_PE_udata4:
+	case DW_EH_PE_sdata4:
+		ptr_size = 4;
+		break;
+	case DW_EH_PE_absptr:
+	case DW_EH_PE_udata8:
+	case DW_EH_PE_sdata8:
+		ptr_size = 8;
+		break;
+	default:
+		return -ENOTSUP;
+	}
+	if (d->d_size < 4 + ptr_size + 4)
+		return -EINVAL;
+	memcpy(&count, p + 4 + ptr_size, 4);
+	if (count > (d->d_size - 8 - ptr_size) / 8)
+		return -EINVAL;
+	f = calloc(count ? count : 1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < count; i++) {
+		int32_t loc;
+
+		memcpy(&loc, p + 8 + ptr_size + 8 * (size_t)i, 4);
+		f[i].start = sh.sh_addr + (int64_t)loc;
+	}
+	*out = f;
+	*nout = count;
+	return 0;
+}
+
+static int cmp_fde(const void *a, const void *b)
+{
+	const struct fde *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* .debug_frame's FDEs, whose first words are their absolute address and length. */
+static int debug_frame_fdes(Elf *elf, struct fde **out, size_t *nout)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = section(elf, ".debug_frame", &sh);
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+	Dwarf_Off off = 0, next;
+	size_t n = 0, cap = 0;
+	struct fde *f = NULL;
+
+	if (!d || !d->d_buf || !ident || (sh.sh_flags & SHF_COMPRESSED))
+		return -ENOENT;
+	for (;;) {
+		Dwarf_CFI_Entry e;
+		int r = dwarf_next_cfi(ident, d, false, off, &next, &e);
+
+		if (r > 0 || next == (Dwarf_Off)-1)
+			break;
+		if (!r && !dwarf_cfi_cie_p(&e) && e.fde.start + 16 <= e.fde.end) {
+			uint64_t loc, len;
+
+			if (n == cap) {
+				struct fde *t;
+
+				cap = cap ? cap * 2 : 1024;
+				t = realloc(f, cap * sizeof(*t));
+				if (!t) {
+					free(f);
+					return -ENOMEM;
+				}
+				f = t;
+			}
+			memcpy(&loc, e.fde.start, 8);
+			memcpy(&len, e.fde.start + 8, 8);
+			f[n++] = (struct fde){ loc, loc + len };
+		}
+		if (next <= off)
+			break;
+		off = next;
+	}
+	if (!n) {
+		free(f);
+		return -ENOENT;
+	}
+	qsort(f, n, sizeof(*f), cmp_fde);
+	*out = f;
+	*nout = n;
+	return 0;
+}
+
+/* "reg + offset", the usual CFA rule. */
+static bool breg(const Dwarf_Op *op, int *reg, int64_t *off)
+{
+	if (op->atom == DW_OP_bregx) {
+		*reg = op->number;
+		*off = (int64_t)op->number2;
+		return true;
+	}
+	if (op->atom >= DW_OP_breg0 && op->atom <= DW_OP_breg31) {
+		*reg = op->atom - DW_OP_breg0;
+		*off = (int64_t)op->number;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The CFA rule of x86-64 PLT stubs, which push and jump without setting up
+ * a frame: sp + 8, and 8 more once the stub has pushed (ip & 15 >= N).
+ */
+static bool plt_rule(const Dwarf_Op *o, size_t n, int64_t *threshold)
+{
+	int reg;
+	int64_t off;
+
+	if (n != 9 || !breg(&o[0], &reg, &off) || reg != 7 || off != 8 ||
+	    !breg(&o[1], &reg, &off) || reg != 16 || off != 0 || o[2].atom != DW_OP_lit15 ||
+	    o[3].atom != DW_OP_and || o[4].atom < DW_OP_lit0 || o[4].atom > DW_OP_lit31 ||
+	    o[5].atom != DW_OP_ge || o[6].atom != DW_OP_lit3 || o[7].atom != DW_OP_shl ||
+	    o[8].atom != DW_OP_plus)
+		return false;
+	*threshold = o[4].atom - DW_OP_lit0;
+	return true;
+}
+
+enum reg_rule { REG_SAME, REG_UNDEFINED, REG_AT_CFA, REG_OTHER };
+
+/* Where the caller's @regno is: unchanged, lost, or saved at CFA + *@off. */
+static enum reg_rule reg_rule(Dwarf_Frame *f, int regno, int64_t *off)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+
+	if (dwarf_frame_register(f, regno, mem, &ops, &n))
+		return REG_OTHER;
+	if (!n)
+		return ops ? REG_UNDEFINED : REG_SAME;
+	if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst) {
+		*off = (int64_t)ops[1].number;
+		return REG_AT_CFA;
+	}
+	return REG_OTHER;
+}
+
+static struct unwind_row make_row(enum unwind_cfa cfa, int64_t cfa_off, int64_t fp_off,
+				  int64_t ra_off)
+{
+	/* What does not fit the row's fields, the unwinder cannot follow. */
+	if (cfa_off < INT16_MIN || cfa_off > INT16_MAX || fp_off % 8 || fp_off / 8 < INT8_MIN ||
+	    fp_off / 8 > INT8_MAX || ra_off > 0 || ra_off % 8 || -ra_off / 8 > 15)
+		return (struct unwind_row){ .cfa_ra = UNWIND_UNSUPPORTED };
+	return (struct unwind_row){
+		.cfa_off = cfa_off,
+		.fp_slot = fp_off / 8,
+		.cfa_ra = cfa | (-ra_off / 8) << 4,
+	};
+}
+
+/* The row of frame state @f, as the BPF side follows it. */
+static struct unwind_row row_of(const struct arch *a, Dwarf_Frame *f, bool signal)
+{
+	const struct unwind_row unsupported = { .cfa_ra = UNWIND_UNSUPPORTED };
+	enum unwind_cfa cfa;
+	enum reg_rule rule;
+	Dwarf_Op *ops;
+	int64_t cfa_off = 0, ra_off = 0, fp_off = 0;
+	size_t n;
+	int reg;
+
+	if (signal)
+		return (struct unwind_row){ .cfa_ra = UNWIND_SIGNAL };
+	if (dwarf_frame_cfa(f, &ops, &n) || !n)
+		return unsupported;
+	if (n == 1 && breg(&ops[0], &reg, &cfa_off) && (reg == a->sp || reg == a->fp))
+		cfa = reg == a->sp ? UNWIND_CFA_SP : UNWIND_CFA_FP;
+	else if (a == &x86_64 && plt_rule(ops, n, &cfa_off))
+		cfa = UNWIND_CFA_PLT;
+	else
+		return unsupported;
+	rule = reg_rule(f, a->ra, &ra_off);
+	if (rule == REG_UNDEFINED)
+		return (struct unwind_row){ .cfa_ra = UNWIND_END };
+	if (rule == REG_SAME && a->ra_in_register)
+		ra_off = 0;
+	else if (rule != REG_AT_CFA || !ra_off)
+		return unsupported;
+	rule = reg_rule(f, a->fp, &fp_off);
+	if (rule == REG_OTHER)
+		return unsupported;
+	if (rule != REG_AT_CFA)
+		fp_off = 0;
+	return make_row(cfa, cfa_off, fp_off, ra_off);
+}
+
+static bool same_rules(const struct unwind_row *a, const struct unwind_row *b)
+{
+	return a->cfa_ra == b->cfa_ra && a->cfa_off == b->cfa_off && a->fp_slot == b->fp_slot;
+}
+
+/* Appends a row at @addr, unless the last one has the same rules. */
+static int add_row(struct cfi_table *t, size_t max, uint64_t addr, struct unwind_row r)
+{
+	if (addr < t->base || addr - t->base > UINT32_MAX)
+		return -E2BIG;
+	r.pc = addr - t->base;
+	if (t->n && same_rules(&t->rows[t->n - 1], &r))
+		return 0;
+	if (t->n && t->rows[t->n - 1].pc >= r.pc) {
+		/* Overlapping descriptions: the later start wins. */
+		if (t->rows[t->n - 1].pc == r.pc) {
+			t->rows[t->n - 1] = r;
+			return 0;
+		}
+		return 0;
+	}
+	if (t->n == max)
+		return -E2BIG;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 4096;
+		struct unwind_row *v = realloc(t->rows, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->rows = v;
+		t->cap = cap;
+	}
+	t->rows[t->n++] = r;
+	return 0;
+}
+
+/* The rows of one function, from its first address up to @limit (the next one's). */
+static int add_fde(struct cfi_table *t, size_t max, const struct arch *a, Dwarf_CFI *cfi,
+		   const struct fde *fde, uint64_t limit)
+{
+	uint64_t addr = fde->start;
+	int err;
+
+	for (;;) {
+		Dwarf_Frame *f;
+		Dwarf_Addr start, end;
+		bool signal = false;
+		struct unwind_row r;
+
+		if (dwarf_cfi_addrframe(cfi, addr, &f))
+			break;
+		if (dwarf_frame_info(f, &start, &end, &signal) < 0 || end <= addr) {
+			free(f);
+			break;
+		}
+		r = row_of(a, f, signal);
+		free(f);
+		t->unsupported += UNWIND_ROW_CFA(&r) == UNWIND_UNSUPPORTED;
+		err = add_row(t, max, addr, r);
+		if (err)
+			return err;
+		addr = end;
+		if (addr >= limit || (fde->end && addr >= fde->end))
+			break;
+	}
+	/* Up to the next function: nothing described, frame pointers. */
+	return addr < limit ? add_row(t, max, addr, (struct unwind_row){ .cfa_ra = UNWIND_NONE }) : 0;
+}
+
+int cfi__build(Elf *elf, Elf *debug, size_t max_rows, struct cfi_table *t)
+{
+	const struct arch *a = arch_of(elf);
+	struct fde *fdes = NULL;
+	size_t n = 0;
+	Dwarf_CFI *cfi = NULL;
+	Dwarf *dw = NULL;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	if (!a)
+		return -ENOTSUP;
+	err = hdr_fdes(elf, &fdes, &n);
+	if (!err) {
+		cfi = dwarf_getcfi_elf(elf);
+	} else if (debug && !debug_frame_fdes(debug, &fdes, &n)) {
+		/* Stripped of .eh_frame (built without unwind tables): the debug file's. */
+		dw = dwarf_begin_elf(debug, DWARF_C_READ, NULL);
+		cfi = dw ? dwarf_getcfi(dw) : NULL;
+	}
+	if (!cfi) {
+		free(fdes);
+		if (dw)
+			dwarf_end(dw);
+		return err == -ENOTSUP ? err : -ENOENT;
+	}
+	err = 0;
+	t->base = n ? fdes[0].start : 0;
+	for (size_t i = 0; i < n && !err; i++) {
+		uint64_t limit = i + 1 < n ? fdes[i + 1].start : UINT64_MAX;
+
+		if (i && fdes[i].start == fdes[i - 1].start)
+			continue;
+		err = add_fde(t, max_rows, a, cfi, &fdes[i], limit);
+		t->fdes++;
+	}
+	/* Past the last function, nothing is known. */
+	if (!err && t->n && UNWIND_ROW_CFA(&t->rows[t->n - 1]) != UNWIND_NONE && fdes[n - 1].end)
+		err = add_row(t, max_rows, fdes[n - 1].end, (struct unwind_row){ .cfa_ra = UNWIND_NONE });
+	if (dw)
+		dwarf_end(dw);
+	else
+		dwarf_cfi_end(cfi);
+	free(fdes);
+	if (err)
+		cfi__free(t);
+	return err;
+}
+
+void cfi__free(struct cfi_table *t)
+{
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}

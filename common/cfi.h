@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* A binary's call-frame information, turned into the BPF unwinder's compact rows (through libdw). */
+#ifndef BPFSCOPE_CFI_H
+#define BPFSCOPE_CFI_H
+
+#include <gelf.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+#include "unwind.h"
+
+struct cfi_table {
+	struct unwind_row *rows;	/* sorted by pc, relative to @base */
+	size_t n, cap;
+	uint64_t base;			/* the address rows' pc count from */
+	size_t fdes;			/* functions described */
+	size_t unsupported;		/* rows whose rules the unwinder cannot follow */
+};
+
+/*
+ * Builds @t from the .eh_frame of @elf (found through .eh_frame_hdr), or
+ * else from the .debug_frame of @debug (a debug file's ELF, or NULL): a row
+ * wherever the rules change, a UNWIND_NONE row over every gap between
+ * described functions. At most @max_rows rows (-E2BIG beyond). 0, -ENOENT
+ * when there is no call-frame information, or negative errno.
+ */
+int cfi__build(Elf *elf, Elf *debug, size_t max_rows, struct cfi_table *t);
+
+void cfi__free(struct cfi_table *t);
+
+#endif

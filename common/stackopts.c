@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Parsing the options the stack tools share, once. */
+#include "cli.h"
+#include "stackopts.h"
+
+enum { KEY_SVG = CLI_KEY_TOOL + 0x200, KEY_PPROF, KEY_UNWIND, KEY_UNWIND_MEMORY, KEY_DEBUGINFOD };
+
+struct stack_opts stack_opts = {
+	.unwind = { .method = UNWIND_AUTO, .memory_mb = UNWIND_DEFAULT_MEMORY_MB },
+};
+
+static const struct argp_option options[] = {
+	{ "svg", KEY_SVG, "FILE", 0, "Also write an interactive flame graph to FILE" },
+	{ "pprof", KEY_PPROF, "FILE", 0, "Also write a gzipped pprof profile to FILE" },
+	{ "unwind", KEY_UNWIND, "METHOD", 0,
+	  "Walk user stacks by auto (call-frame information where the kernel can, the "
+	  "default), dwarf (call-frame information) or fp (frame pointers only)" },
+	{ "unwind-memory", KEY_UNWIND_MEMORY, "MB", 0,
+	  "Kernel memory for the unwind tables of binaries and processes (default 32)" },
+	{ "debuginfod", KEY_DEBUGINFOD, "SECONDS", OPTION_ARG_OPTIONAL,
+	  "Fetch missing debug files from $DEBUGINFOD_URLS, for at most SECONDS in all "
+	  "(default 30)" },
+	{},
+};
+
+static error_t parse(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case KEY_SVG: stack_opts.svg = arg; break;
+	case KEY_PPROF: stack_opts.pprof = arg; break;
+	case KEY_UNWIND: stack_opts.unwind.method = unwind__parse_method(state, arg); break;
+	case KEY_UNWIND_MEMORY:
+		stack_opts.unwind.memory_mb = cli__parse_ulong(state, "unwind memory", arg, 1, 65536);
+		break;
+	case KEY_DEBUGINFOD:
+		stack_opts.debuginfod = arg ? cli__parse_ulong(state, "debuginfod time", arg, 1, 3600)
+					    : 30;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+const struct argp stack_opts_argp = { options, parse };

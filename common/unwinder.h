@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* The CFI unwinder's user side: binaries' tables and processes' mappings, kept in BPF maps. */
+#ifndef BPFSCOPE_UNWINDER_H
+#define BPFSCOPE_UNWINDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "unwind.h"
+
+struct argp_state;
+struct bpf_map;
+struct syms;
+
+enum unwind_method {
+	UNWIND_AUTO,	/* CFI where the kernel can walk it, else frame pointers */
+	UNWIND_FP,	/* the kernel's frame-pointer walk only */
+	UNWIND_DWARF,	/* CFI, or fail */
+};
+
+/* What --unwind and --unwind-memory set, shared by the stack tools. */
+struct unwind_opts {
+	enum unwind_method method;
+	unsigned long memory_mb;	/* for tables and processes' mappings */
+};
+
+#define UNWIND_DEFAULT_MEMORY_MB 32
+
+/* Parses --unwind METHOD (auto, fp, dwarf) for an argp parser. */
+enum unwind_method unwind__parse_method(struct argp_state *state, const char *arg);
+
+/*
+ * Before the BPF object is loaded: decides whether user stacks are walked
+ * with CFI (@o's method, and whether this kernel can: bpf_loop, 5.17), and
+ * sizes the maps for it, @processes of them at most. With -v says which.
+ * Returns 1 for CFI, 0 for frame pointers, or -ENOTSUP (said) when
+ * --unwind=dwarf cannot be had.
+ */
+int unwind__configure(const struct unwind_opts *o, struct bpf_map *rows, struct bpf_map *procs,
+		      unsigned int processes);
+
+struct unwinder;
+
+/*
+ * After loading: fills @rows and @procs for every binary and process
+ * @syms sees from now on. NULL and errno on failure.
+ */
+struct unwinder *unwinder__new(struct syms *syms, struct bpf_map *rows, struct bpf_map *procs);
+
+/* Says on stderr, at exit, what did not fit and how stacks were walked (@counts). */
+void unwinder__warn_losses(const struct unwinder *u, const struct unwind_counts *counts);
+
+/* Stops following @syms and frees the tables' user-side records. */
+void unwinder__free(struct unwinder *u);
+
+#endif

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The unwind rows common/cfi.c builds for a binary, for tests and the
+ * benchmark: how many, of which kinds, how long it took; with addresses,
+ * the row in force at each (its pc and rules).
+ * usage: cfidump FILE [ADDR...]
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cfi.h"
+#include "elffile.h"
+
+static const char *const kinds[] = {
+	"none", "cfa-sp", "cfa-fp", "plt", "signal", "end", "unsupported",
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	size_t count[7] = {};
+	struct cfi_table t;
+	double t0 = now();
+	int fd, err;
+	Elf *elf;
+
+	if (argc < 2)
+		return 2;
+	fd = open(argv[1], O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || elffile__begin(fd, &elf)) {
+		fprintf(stderr, "cfidump: cannot read %s\n", argv[1]);
+		return 1;
+	}
+	err = cfi__build(elf, NULL, 1 << 24, &t);
+	if (err) {
+		fprintf(stderr, "cfidump: %s: %s\n", argv[1], strerror(-err));
+		return 1;
+	}
+	for (size_t i = 0; i < t.n; i++)
+		count[UNWIND_ROW_CFA(&t.rows[i])]++;
+	printf("%zu rows, %zu functions, %.1f ms:", t.n, t.fdes, (now() - t0) * 1000);
+	for (int k = 0; k < 7; k++)
+		printf(" %s %zu", kinds[k], count[k]);
+	printf("\n");
+	for (int a = 2; a < argc; a++) {
+		uint64_t addr = strtoull(argv[a], NULL, 16), pc = addr - t.base;
+		const struct unwind_row *r = NULL;
+
+		for (size_t i = 0; i < t.n && t.rows[i].pc <= pc; i++)
+			r = &t.rows[i];
+		if (!r || addr < t.base) {
+			printf("%llx: no row\n", (unsigned long long)addr);
+			continue;
+		}
+		printf("%llx: %s cfa_off %d fp_off %lld ra_off %lld\n", (unsigned long long)addr,
+		       kinds[UNWIND_ROW_CFA(r)], r->cfa_off, (long long)UNWIND_ROW_FP_OFF(r),
+		       (long long)UNWIND_ROW_RA_OFF(r));
+	}
+	cfi__free(&t);
+	elf_end(elf);
+	close(fd);
+	return 0;
+}
