@@ -40,10 +40,16 @@ bl_check() {
 # kernel's flusher, not the cgroup's task, writes it back. Needs the io and
 # memory controllers on cgroup v2 (cgroup writeback); n/a where it has none.
 bl_writeback() {
-	cg=/sys/fs/cgroup/bpfscope-wb
-	echo "+io +memory" > /sys/fs/cgroup/cgroup.subtree_control 2> /dev/null
-	if ! grep -qw io /sys/fs/cgroup/cgroup.subtree_control 2> /dev/null ||
-	   ! grep -qw memory /sys/fs/cgroup/cgroup.subtree_control; then
+	mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	cg=$mnt/bpfscope-wb
+	# Only a real cgroup2 root: on a hybrid host the path may be a plain tmpfs.
+	if [ -z "$mnt" ] || [ ! -e "$mnt/cgroup.controllers" ]; then
+		result biolatency cgroup-writeback n/a "no cgroup v2 mounted"
+		return
+	fi
+	echo "+io +memory" > "$mnt/cgroup.subtree_control" 2> /dev/null
+	if ! grep -qw io "$mnt/cgroup.subtree_control" ||
+	   ! grep -qw memory "$mnt/cgroup.subtree_control"; then
 		result biolatency cgroup-writeback n/a "no io and memory controllers on cgroup v2"
 		return
 	fi
