@@ -20,3 +20,18 @@ $(OUTPUT)/tests/symwork: tests/symwork/symwork.c $(OUTPUT)/tests/libsymlib.so | 
 	$(Q)$(CC) -g -O1 -fno-inline -fPIE -pie $< -L$(OUTPUT)/tests -lsymlib -Wl,-rpath,'$$ORIGIN' -o $@
 
 check: $(OUTPUT)/tests/symwork
+
+# The unwinder's workload and its library, built as distributions build:
+# -O2, no frame pointers (tests/unwind.bats).
+NOFP_CFLAGS := -g -O2 -fomit-frame-pointer -Wall
+
+$(OUTPUT)/tests/libnofplib.so: tests/nofp/nofplib.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(NOFP_CFLAGS) -fPIC -shared $< -o $@
+
+$(OUTPUT)/tests/nofp: tests/nofp/nofp.c $(OUTPUT)/tests/libnofplib.so | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(NOFP_CFLAGS) -pthread $(WORKLOAD_LDFLAGS) $< -L$(OUTPUT)/tests -lnofplib \
+		-Wl,-rpath,'$$ORIGIN' -o $@
+
+check: $(OUTPUT)/tests/nofp

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Test workload for the CFI unwinder, built like most of a distribution:
+ * -O2 without frame pointers. Chains of distinctively named functions,
+ * each calling the next (none inlined, none a tail call).
+ * usage: nofp spin SECONDS    -- main, nofp_level1..3, nofp_leaf burns CPU
+ *        nofp lib SECONDS     -- main, nofp_to_lib, then nofplib_outer, _inner
+ *                                and _leaf in libnofplib.so
+ *        nofp signal SECONDS  -- nofp_waiter spins; a SIGALRM handler every
+ *                                20 ms burns 10 ms in nofp_handler_leaf
+ *        nofp pipe N MS       -- after SIGUSR1: a reader blocks N times in
+ *                                nofp_reader_leaf's read(), a writer wakes it
+ *                                from nofp_writer_leaf after MS ms; "done"
+ * Prints "pid PID" first.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+void nofplib_outer(double until);
+
+static volatile unsigned long sink;
+static int fds[2], rounds, ms;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+#define NOFP __attribute__((noinline, noclone))
+
+NOFP void nofp_leaf(double until)
+{
+	while (now() < until)
+		sink++;
+}
+
+NOFP void nofp_level3(double until)
+{
+	nofp_leaf(until);
+	sink++;
+}
+
+NOFP void nofp_level2(double until)
+{
+	nofp_level3(until);
+	sink++;
+}
+
+NOFP void nofp_level1(double until)
+{
+	nofp_level2(until);
+	sink++;
+}
+
+NOFP void nofp_to_lib(double until)
+{
+	nofplib_outer(until);
+	sink++;
+}
+
+NOFP void nofp_handler_leaf(double until)
+{
+	while (now() < until)
+		sink++;
+}
+
+NOFP void nofp_handler(int sig)
+{
+	nofp_handler_leaf(now() + 0.010);
+	sink++;
+}
+
+NOFP void nofp_waiter(double until)
+{
+	while (now() < until)
+		sink++;
+}
+
+NOFP void nofp_reader_leaf(void)
+{
+	char c;
+
+	if (read(fds[0], &c, 1) != 1)
+		exit(1);
+	sink++;
+}
+
+NOFP void nofp_reader_mid(void)
+{
+	nofp_reader_leaf();
+	sink++;
+}
+
+NOFP void nofp_writer_leaf(void)
+{
+	char c = 'x';
+
+	usleep(ms * 1000);
+	if (write(fds[1], &c, 1) != 1)
+		exit(1);
+	sink++;
+}
+
+NOFP void nofp_writer_mid(void)
+{
+	nofp_writer_leaf();
+	sink++;
+}
+
+static void *reader(void *arg)
+{
+	for (int i = 0; i < rounds; i++)
+		nofp_reader_mid();
+	return NULL;
+}
+
+static void *writer(void *arg)
+{
+	for (int i = 0; i < rounds; i++)
+		nofp_writer_mid();
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+	double secs = argc > 2 ? atof(argv[2]) : 3;
+
+	printf("pid %d\n", getpid());
+	fflush(stdout);
+	if (!strcmp(mode, "spin")) {
+		nofp_level1(now() + secs);
+	} else if (!strcmp(mode, "lib")) {
+		nofp_to_lib(now() + secs);
+	} else if (!strcmp(mode, "signal")) {
+		struct itimerval it = { { 0, 20000 }, { 0, 20000 } };
+
+		signal(SIGALRM, nofp_handler);
+		setitimer(ITIMER_REAL, &it, NULL);
+		nofp_waiter(now() + secs);
+	} else if (!strcmp(mode, "pipe") && argc == 4) {
+		pthread_t r, w;
+		sigset_t set;
+		int sig;
+
+		rounds = atoi(argv[2]);
+		ms = atoi(argv[3]);
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		if (pipe(fds))
+			return 1;
+		sigwait(&set, &sig);
+		pthread_create(&r, NULL, reader, NULL);
+		pthread_create(&w, NULL, writer, NULL);
+		pthread_join(r, NULL);
+		pthread_join(w, NULL);
+		printf("done\n");
+	} else {
+		fprintf(stderr, "nofp: unknown mode\n");
+		return 2;
+	}
+	sink++;
+	return 0;
+}

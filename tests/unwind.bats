@@ -1,0 +1,153 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# User stacks of code without frame pointers (tests/nofp, built -O2
+# -fomit-frame-pointer, as most of a distribution is), walked with their
+# call-frame information: the whole chain from the leaf to main, through a
+# shared library, through a signal handler, for a blocked thread and its
+# waker, in every output; and python3 as Debian ships it.
+
+load helpers
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	NOFP=$WL/nofp
+	export HOME=$T GOCACHE=$T/gocache
+}
+
+teardown() {
+	stop_bg ${WPID:-} ${TPID:-}
+	for t in profile offcputime offwaketime; do
+		assert_nothing_loaded "$t"
+	done
+}
+
+start() {
+	"$@" > "$T/work" &
+	WPID=$!
+	wait_for_line "$T/work" '^pid '
+}
+
+# share FOLDED LEAF CHAIN: of the counts of folded lines holding frame LEAF,
+# the percentage whose stack has CHAIN (";"-separated frames, root first)
+# right above it.
+share() {
+	awk -v leaf=";$2(;| )" -v chain=";$3;$2(;| )" '
+		$0 ~ leaf { all += $NF; if ($0 ~ chain) whole += $NF }
+		END { if (!all) { print "no samples of the leaf"; exit 1 }
+		      printf "%d of %d\n", whole, all; exit !(whole * 100 >= 95 * all) }' "$1"
+}
+
+CHAIN="main;nofp_level1;nofp_level2;nofp_level3"
+
+@test "unwind: profile -f, a -O2 chain without frame pointers, whole to main" {
+	require_bpf
+	start "$NOFP" spin 6
+	"$BIN/profile" -v -p "$WPID" -F 199 -f 3 > "$T/folded" 2> "$T/err"
+	share "$T/folded" nofp_leaf "$CHAIN"
+	# -v says what each process got.
+	grep -qE "pid $WPID: CFI for [0-9]+ of [0-9]+ executable mappings" "$T/err"
+	grep -q 'user stacks: CFI' "$T/err"
+	# The kernel's frame-pointer walk, as before: the chain lost at once.
+	"$BIN/profile" --unwind=fp -p "$WPID" -F 199 -f 2 > "$T/fp" 2>/dev/null
+	run share "$T/fp" nofp_leaf "$CHAIN"
+	assert_failure
+	grep -q nofp_leaf "$T/fp"
+}
+
+@test "unwind: the same chain in the text, JSON, SVG and pprof outputs" {
+	require_bpf
+	start "$NOFP" spin 6
+	"$BIN/profile" -p "$WPID" -F 199 --json --svg "$T/p.svg" --pprof "$T/p.pb.gz" 3 \
+		> "$T/json" 2>/dev/null
+	# JSON: frames root first, the chain right above the leaf.
+	jq -r '(.frames | join(";") | "x;" + . + " ") + (.samples | tostring)' "$T/json" > "$T/fromjson"
+	share "$T/fromjson" nofp_leaf "$CHAIN"
+	# SVG: nofp_level3's box holds (nearly) all of nofp_leaf's samples.
+	leaf=$(grep -o '<title>nofp_leaf ([0-9]*' "$T/p.svg" | grep -o '[0-9]*$' | awk '{ n += $1 } END { print n + 0 }')
+	l3=$(grep -o '<title>nofp_level3 ([0-9]*' "$T/p.svg" | grep -o '[0-9]*$' | awk '{ n += $1 } END { print n + 0 }')
+	echo "svg: nofp_leaf $leaf, nofp_level3 $l3"
+	[ "$leaf" -gt 0 ] && [ $((l3 * 100)) -ge $((leaf * 95)) ]
+	# pprof: every trace through nofp_leaf goes up through the chain.
+	go tool pprof -traces "$T/p.pb.gz" 2>/dev/null > "$T/traces"
+	awk '/-----------/ { if (t ~ /nofp_leaf/) { all++; if (t ~ /nofp_level3.*nofp_level2.*nofp_level1.*main/) whole++ } t = ""; next }
+		{ t = t " " $NF } END { printf "pprof: %d of %d traces\n", whole, all; exit !(all && whole * 100 >= 95 * all) }' "$T/traces"
+	# Text: each stack through nofp_leaf lists nofp_level3 next, leaf first.
+	"$BIN/profile" -p "$WPID" -F 199 2 > "$T/text" 2>/dev/null
+	run grep -A1 -x '    nofp_leaf' "$T/text"
+	assert_output --partial '    nofp_level3'
+}
+
+@test "unwind: through a shared library built without frame pointers" {
+	require_bpf
+	start "$NOFP" lib 5
+	"$BIN/profile" -p "$WPID" -F 199 -f 3 > "$T/folded" 2>/dev/null
+	share "$T/folded" nofplib_leaf "main;nofp_to_lib;nofplib_outer;nofplib_inner"
+}
+
+@test "unwind: through a signal handler, into the code it interrupted" {
+	require_bpf
+	start "$NOFP" signal 6
+	"$BIN/profile" -p "$WPID" -F 199 -f 3 > "$T/folded" 2>/dev/null
+	# handler leaf, handler, the kernel's return trampoline, then what it interrupted.
+	share "$T/folded" nofp_handler_leaf "main;nofp_waiter;.*;nofp_handler"
+}
+
+@test "unwind: offcputime -U -f, a blocked thread's whole stack" {
+	require_bpf
+	start "$NOFP" pipe 20 10
+	"$BIN/offcputime" -U -f -p "$WPID" > "$T/folded" 2> "$T/err" &
+	TPID=$!
+	wait_for_line "$T/err" Tracing
+	kill -USR1 "$WPID"
+	wait_for_line "$T/work" '^done'
+	kill -INT "$TPID"
+	wait "$TPID"
+	TPID=
+	cat "$T/folded"
+	share "$T/folded" read "start_thread;reader;nofp_reader_mid;nofp_reader_leaf"
+}
+
+@test "unwind: offwaketime -f, the blocked stack and its waker's, both whole" {
+	require_bpf
+	start "$NOFP" pipe 20 10
+	"$BIN/offwaketime" -f -p "$WPID" > "$T/folded" 2> "$T/err" &
+	TPID=$!
+	wait_for_line "$T/err" Tracing
+	kill -USR1 "$WPID"
+	wait_for_line "$T/work" '^done'
+	kill -INT "$TPID"
+	wait "$TPID"
+	TPID=
+	grep 'nofp_reader_leaf' "$T/folded" > "$T/reader"
+	# Blocked: root to read(); woken: write() back up to its thread's root.
+	awk '{ all += $NF; if ($0 ~ /;start_thread;reader;nofp_reader_mid;nofp_reader_leaf;.*--;.*;nofp_writer_leaf;nofp_writer_mid;writer;start_thread;/) whole += $NF }
+		END { printf "%d of %d\n", whole, all; exit !(all && whole * 100 >= 95 * all) }' "$T/reader"
+}
+
+@test "unwind: python3, built without frame pointers, reaches Py_RunMain" {
+	require_bpf
+	start python3 -c 'import os, time
+print("pid", os.getpid(), flush=True)
+end = time.time() + 6
+while time.time() < end:
+    sum(i * i for i in range(1000))'
+	"$BIN/profile" -p "$WPID" -F 199 -f 3 > "$T/folded" 2>/dev/null
+	awk '{ all += $NF; if ($0 ~ /;Py_RunMain;/) whole += $NF }
+		END { printf "%d of %d samples reach Py_RunMain\n", whole, all; exit !(all > 100 && whole * 100 >= 95 * all) }' "$T/folded"
+}
+
+@test "unwind: --unwind errors, and frame pointers where the kernel cannot walk CFI" {
+	run "$BIN/profile" --unwind=magic 1
+	assert_failure 2
+	assert_output --partial "invalid unwind method 'magic': expected auto, fp or dwarf"
+	run "$BIN/offcputime" --unwind-memory 0 1
+	assert_failure 2
+	require_bpf
+	# A kernel without bpf_loop (before 5.17), as BPFSCOPE_DISABLE makes this one.
+	run env BPFSCOPE_DISABLE=bpf_loop "$BIN/profile" --unwind=dwarf 1
+	assert_failure 1
+	assert_output --partial "needs bpf_loop, Linux 5.17"
+	run env BPFSCOPE_DISABLE=bpf_loop "$BIN/offwaketime" -v 1
+	assert_success
+	assert_output --partial "user stacks: frame pointers (this kernel has no bpf_loop"
+}
