@@ -117,6 +117,149 @@ static int cmp_fde(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* The size of a pointer in encoding @enc (DW_EH_PE_*), 0 for ones not read here. */
+static size_t enc_size(uint8_t enc)
+{
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr:
+	case DW_EH_PE_udata8:
+	case DW_EH_PE_sdata8:
+		return 8;
+	case DW_EH_PE_udata4:
+	case DW_EH_PE_sdata4:
+		return 4;
+	case DW_EH_PE_udata2:
+	case DW_EH_PE_sdata2:
+		return 2;
+	}
+	return 0;
+}
+
+/* How a CIE's FDEs encode their address: its 'R' augmentation (absolute if none). */
+static int cie_encoding(const Dwarf_CIE *cie, uint8_t *enc)
+{
+	const uint8_t *d = cie->augmentation_data, *end = d + cie->augmentation_data_size;
+
+	*enc = DW_EH_PE_absptr;
+	if (cie->augmentation[0] != 'z')
+		return cie->augmentation[0] ? -ENOTSUP : 0;
+	for (const char *a = cie->augmentation + 1; *a; a++) {
+		size_t size;
+
+		switch (*a) {
+		case 'R':
+			if (d >= end)
+				return -EINVAL;
+			*enc = *d++;
+			break;
+		case 'L':
+			d++;	/* the LSDA's encoding; the pointer is in the FDE */
+			break;
+		case 'P':
+			if (d >= end || !(size = enc_size(*d)))
+				return -ENOTSUP;
+			d += 1 + size;
+			break;
+		case 'S':
+		case 'B':
+			break;
+		default:
+			return -ENOTSUP;
+		}
+		if (d > end)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* A pointer of encoding @enc at @p (which sits at address @at): absolute or pc-relative. */
+static int read_ptr(const uint8_t *p, const uint8_t *end, uint8_t enc, uint64_t at, uint64_t *v)
+{
+	size_t size = enc_size(enc);
+	int64_t x = 0;
+
+	if (!size || p + size > end || ((enc & 0x70) != DW_EH_PE_pcrel && (enc & 0x70) != 0))
+		return -ENOTSUP;
+	switch (enc & 0x0f) {
+	case DW_EH_PE_sdata2: { int16_t t; memcpy(&t, p, 2); x = t; break; }
+	case DW_EH_PE_udata2: { uint16_t t; memcpy(&t, p, 2); x = t; break; }
+	case DW_EH_PE_sdata4: { int32_t t; memcpy(&t, p, 4); x = t; break; }
+	case DW_EH_PE_udata4: { uint32_t t; memcpy(&t, p, 4); x = t; break; }
+	default: memcpy(&x, p, 8);
+	}
+	*v = (enc & 0x70) == DW_EH_PE_pcrel ? at + x : (uint64_t)x;
+	return 0;
+}
+
+static int add_fde_entry(struct fde **f, size_t *n, size_t *cap, uint64_t start, uint64_t end)
+{
+	if (*n == *cap) {
+		struct fde *t;
+
+		*cap = *cap ? *cap * 2 : 1024;
+		t = realloc(*f, *cap * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		*f = t;
+	}
+	(*f)[(*n)++] = (struct fde){ start, end };
+	return 0;
+}
+
+/*
+ * .eh_frame's FDEs one by one, where the linker left no .eh_frame_hdr to
+ * index them (static executables): libdw parses each entry, and only the
+ * pointers to each function, in its CIE's usual encodings, are read here.
+ */
+static int eh_frame_fdes(Elf *elf, struct fde **out, size_t *nout)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = section(elf, ".eh_frame", &sh);
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+	struct { Dwarf_Off off; uint8_t enc; } cies[64];
+	size_t n = 0, cap = 0, ncies = 0;
+	Dwarf_Off off = 0, next;
+	struct fde *f = NULL;
+
+	if (!d || !d->d_buf || !ident || (sh.sh_flags & SHF_COMPRESSED))
+		return -ENOENT;
+	for (;;) {
+		Dwarf_CFI_Entry e;
+		int r = dwarf_next_cfi(ident, d, true, off, &next, &e);
+		uint64_t loc, len;
+		uint8_t enc = 0;
+		size_t i;
+
+		if (r > 0 || next == (Dwarf_Off)-1 || next <= off)
+			break;
+		if (!r && dwarf_cfi_cie_p(&e) && ncies < 64 && !cie_encoding(&e.cie, &enc))
+			cies[ncies++] = (typeof(cies[0])){ off, enc };
+		if (!r && !dwarf_cfi_cie_p(&e)) {
+			for (i = 0; i < ncies && cies[i].off != e.fde.CIE_pointer; i++)
+				;
+			if (i < ncies &&
+			    !read_ptr(e.fde.start, e.fde.end, cies[i].enc,
+				      sh.sh_addr + (e.fde.start - (const uint8_t *)d->d_buf), &loc) &&
+			    !read_ptr(e.fde.start + enc_size(cies[i].enc), e.fde.end,
+				      cies[i].enc & 0x0f, 0, &len) && len &&
+			    add_fde_entry(&f, &n, &cap, loc, loc + len)) {
+				free(f);
+				return -ENOMEM;
+			}
+		}
+		off = next;
+	}
+	if (!n) {
+		free(f);
+		return -ENOENT;
+	}
+	qsort(f, n, sizeof(*f), cmp_fde);
+	*out = f;
+	*nout = n;
+	return 0;
+}
+
 /* .debug_frame's FDEs, whose first words are their absolute address and length. */
 static int debug_frame_fdes(Elf *elf, struct fde **out, size_t *nout)
 {
@@ -354,6 +497,8 @@ int cfi__build(Elf *elf, Elf *debug, size_t max_rows, struct cfi_table *t)
 	if (!a)
 		return -ENOTSUP;
 	err = hdr_fdes(elf, &fdes, &n);
+	if (err)
+		err = eh_frame_fdes(elf, &fdes, &n);
 	if (!err) {
 		cfi = dwarf_getcfi_elf(elf);
 	} else if (debug && !debug_frame_fdes(debug, &fdes, &n)) {

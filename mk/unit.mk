@@ -29,9 +29,15 @@ $(OUTPUT)/tests/libnofplib.so: tests/nofp/nofplib.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(NOFP_CFLAGS) -fPIC -shared $< -o $@
 
+ifeq ($(STATIC),1)
+# The kernel matrix's guests have no shared libraries: the library's code goes in.
+$(OUTPUT)/tests/nofp: tests/nofp/nofp.c tests/nofp/nofplib.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(NOFP_CFLAGS) -pthread -static $^ -o $@
+else
 $(OUTPUT)/tests/nofp: tests/nofp/nofp.c $(OUTPUT)/tests/libnofplib.so | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(NOFP_CFLAGS) -pthread $(WORKLOAD_LDFLAGS) $< -L$(OUTPUT)/tests -lnofplib \
-		-Wl,-rpath,'$$ORIGIN' -o $@
+	$(Q)$(CC) $(NOFP_CFLAGS) -pthread $< -L$(OUTPUT)/tests -lnofplib -Wl,-rpath,'$$ORIGIN' -o $@
+endif
 
-check: $(OUTPUT)/tests/nofp
+check workloads: $(OUTPUT)/tests/nofp
