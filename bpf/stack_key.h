@@ -28,6 +28,18 @@ struct proc_key {
 	__u64 start_ns;		/* since boot: /proc/PID/stat's starttime, in ns */
 };
 
+/* What the BPF side tells user space of a process, through the new_pids ring buffer. */
+enum proc_note_kind {
+	PROC_SEEN,		/* in a count for the first time: read its maps while it lives */
+	PROC_MAPS_CHANGED,	/* code where none was mapped when they were read: read them again */
+};
+
+struct proc_note {
+	struct proc_key proc;
+	__u32 kind;		/* enum proc_note_kind */
+	__u32 pad;
+};
+
 struct stack_key {
 	struct proc_key proc;
 	__u32 tid;

@@ -4,6 +4,25 @@
 #define BPFSCOPE_STACKS_BPF_H
 
 #include "stack_key.h"
+
+/*
+ * Processes user space should read now (a struct proc_note each): seen
+ * for the first time, so that their maps are read while they live (one
+ * that exits before the report would otherwise be [unknown]); or running
+ * code where nothing was mapped when their maps were read (dlopen).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} new_pids SEC(".maps");
+
+static __always_inline void proc_announce(const struct proc_key *k, __u32 kind)
+{
+	struct proc_note e = { .proc = *k, .kind = kind };
+
+	bpf_ringbuf_output(&new_pids, &e, sizeof(e), 0);
+}
+
 #include "unwind.bpf.h"
 
 /*
@@ -32,15 +51,6 @@ struct {
 	__type(value, struct stack_trace);
 } stacks SEC(".maps");
 
-/*
- * Processes seen for the first time (a struct proc_key each), so user space
- * reads their maps while they live: one that exits before the report would
- * otherwise be [unknown].
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 64 * 1024);
-} new_pids SEC(".maps");
 
 /* Stores @t's first @depth frames; its key, or STACK_LOST when the map is full. */
 static __always_inline __u64 stack_put(struct stack_trace *t, __u32 depth)
@@ -143,9 +153,9 @@ static __always_inline bool stack_count_add(void *totals, const void *key, __u64
 
 	if (!total) {
 		if (bpf_map_update_elem(totals, key, &zero, BPF_NOEXIST) == 0) {
-			bpf_ringbuf_output(&new_pids, (void *)proc, sizeof(*proc), 0);
+			proc_announce(proc, PROC_SEEN);
 			if (other && other->tgid && other->tgid != proc->tgid)
-				bpf_ringbuf_output(&new_pids, (void *)other, sizeof(*other), 0);
+				proc_announce(other, PROC_SEEN);
 		}
 		total = bpf_map_lookup_elem(totals, key);
 		if (!total)

@@ -36,6 +36,7 @@ struct unwind_walk {
 	__u8 done;
 	struct stack_trace *trace;
 	struct unwind_proc *proc;
+	struct proc_key key;
 };
 
 /* The mapping holding @ip, by bisection of the sorted table. */
@@ -168,7 +169,12 @@ static long unwind_step(__u32 i, void *arg)
 		return unwind_stop(st, 0);
 	m = unwind_find_mapping(st->proc, st->ip);
 	if (!m) {
+		/* Mapped since its maps were read (dlopen): have them read again, once. */
 		__sync_fetch_and_add(&unwind_counts.unmapped, 1);
+		if (!st->proc->asked) {
+			st->proc->asked = 1;
+			proc_announce(&st->key, PROC_MAPS_CHANGED);
+		}
 		return unwind_fp_step(st);
 	}
 	/* A return address is the instruction after a call, maybe in the next function. */
@@ -254,6 +260,7 @@ static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_k
 	st.exact = 1;
 	st.trace = t;
 	st.proc = p;
+	st.key = *k;
 	if (!st.ip)
 		return 0;
 	bpf_loop(STACK_MAX_DEPTH, unwind_step, &st, 0);

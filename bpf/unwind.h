@@ -57,6 +57,8 @@ struct unwind_proc {
 	__u32 exec_id;		/* the image it describes: stale after an exec */
 	__u32 nmaps;
 	__u64 start_ns;
+	__u32 asked;		/* the BPF side asked for its maps to be read again */
+	__u32 pad;
 	struct unwind_mapping maps[UNWIND_MAX_MAPPINGS];	/* sorted by start */
 };
 

@@ -208,12 +208,15 @@ void offcpu__warn_lost(const struct offcpu_losses *lost, const struct stacks *st
 
 static int on_new_pid(void *ctx, void *data, size_t size)
 {
-	struct proc_key k;
+	struct proc_note e;
 
-	if (size >= sizeof(k)) {
-		memcpy(&k, data, sizeof(k));
-		syms__track(ctx, &k);
-	}
+	if (size < sizeof(e))
+		return 0;
+	memcpy(&e, data, sizeof(e));
+	if (e.kind == PROC_MAPS_CHANGED)
+		syms__refresh(ctx, &e.proc);
+	else
+		syms__track(ctx, &e.proc);
 	return 0;
 }
 

@@ -181,6 +181,7 @@ int stackreport__track(struct stackreport *r)
 		memcpy(prev, key, ks);
 		first = false;
 	}
+	syms__tick(r->syms);
 	return 0;
 }
 

@@ -63,7 +63,11 @@ struct stackreport {
  */
 int stackreport__print(struct stackreport *r);
 
-/* Notes processes found in the counts (a safety net for the BPF side's announcements). */
+/*
+ * Notes processes found in the counts (a safety net for the BPF side's
+ * announcements), and reads the maps the BPF side asked for again. About
+ * once a second.
+ */
 int stackreport__track(struct stackreport *r);
 
 /*

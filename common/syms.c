@@ -11,6 +11,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "debuginfo.h"
@@ -70,6 +71,8 @@ struct proc {
 	size_t nvmas;
 	bool jit_tried;
 	struct perfmap jit;
+	time_t read_at;		/* when its maps were last read */
+	bool reread;		/* asked to read them again, too soon after the last time */
 };
 
 struct losses {
@@ -510,6 +513,7 @@ static void read_maps(struct syms *s, struct proc *p)
 		p->gone = true;
 		return;
 	}
+	p->read_at = time(NULL);
 	while (fgets(line, sizeof(line), f)) {
 		struct binary *bin = NULL;
 		struct stat st;
@@ -558,6 +562,38 @@ int syms__track(struct syms *s, const struct proc_key *k)
 	p->nspid = procfile__nspid(k->tgid);
 	read_maps(s, p);
 	return p->gone ? -ESRCH : 0;
+}
+
+int syms__refresh(struct syms *s, const struct proc_key *k)
+{
+	struct proc *p = proc_find(s, k);
+
+	if (!p)
+		return syms__track(s, k);
+	if (p->gone)
+		return 0;
+	if (time(NULL) - p->read_at < 1) {
+		p->reread = true;	/* syms__tick() reads them */
+		return 0;
+	}
+	p->reread = false;
+	/*
+	 * The old mappings go: what was unmapped since cannot be told from
+	 * what moved, and the new maps hold every library still there.
+	 */
+	free(p->vmas);
+	p->vmas = NULL;
+	p->nvmas = 0;
+	read_maps(s, p);
+	return p->gone ? -ESRCH : 0;
+}
+
+void syms__tick(struct syms *s)
+{
+	for (int i = 0; i < BUCKETS; i++)
+		for (struct proc *p = s->procs[i]; p; p = p->next)
+			if (p->reread)
+				syms__refresh(s, &p->key);
 }
 
 static bool binary_lookup(struct syms *s, struct binary *b, const struct vma *v, uint64_t addr,

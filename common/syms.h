@@ -61,6 +61,15 @@ int syms__kernel(struct syms *s, uint64_t addr, struct sym_info *out);
 int syms__track(struct syms *s, const struct proc_key *p);
 
 /*
+ * Reads the executable mappings of process @p again (it mapped code since:
+ * dlopen), at most once a second; tracks it if not yet.
+ */
+int syms__refresh(struct syms *s, const struct proc_key *p);
+
+/* Reads again, now, the maps syms__refresh() was asked to read too soon; once a second. */
+void syms__tick(struct syms *s);
+
+/*
  * User address @addr of process @p (tracked on first use if not yet).
  * 0, or -ENOENT with out->kind SYM_UNKNOWN when nothing names it.
  */

@@ -6,6 +6,9 @@
  * usage: nofp spin SECONDS    -- main, nofp_level1..3, nofp_leaf burns CPU
  *        nofp lib SECONDS     -- main, nofp_to_lib, then nofplib_outer, _inner
  *                                and _leaf in libnofplib.so
+ *        nofp dlopen LIB SECONDS -- nofp_level1's chain for a second, then
+ *                                dlopen()s LIB (a copy of libnofplib.so) and
+ *                                calls its nofplib_outer from nofp_dlopened
  *        nofp signal SECONDS  -- nofp_waiter spins; a SIGALRM handler every
  *                                20 ms burns 10 ms in nofp_handler_leaf
  *        nofp pipe N MS       -- after SIGUSR1: a reader blocks N times in
@@ -13,6 +16,7 @@
  *                                from nofp_writer_leaf after MS ms; "done"
  * Prints "pid PID" first.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -64,6 +68,12 @@ NOFP void nofp_level1(double until)
 NOFP void nofp_to_lib(double until)
 {
 	nofplib_outer(until);
+	sink++;
+}
+
+NOFP void nofp_dlopened(void (*outer)(double), double until)
+{
+	outer(until);
 	sink++;
 }
 
@@ -141,6 +151,18 @@ int main(int argc, char **argv)
 		nofp_level1(now() + secs);
 	} else if (!strcmp(mode, "lib")) {
 		nofp_to_lib(now() + secs);
+	} else if (!strcmp(mode, "dlopen") && argc == 4) {
+		void *h;
+		void (*outer)(double);
+
+		nofp_level1(now() + 1);
+		h = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+		outer = h ? (void (*)(double))dlsym(h, "nofplib_outer") : NULL;
+		if (!outer)
+			return 1;
+		printf("loaded\n");
+		fflush(stdout);
+		nofp_dlopened(outer, now() + atof(argv[3]));
 	} else if (!strcmp(mode, "signal")) {
 		struct itimerval it = { { 0, 20000 }, { 0, 20000 } };
 
