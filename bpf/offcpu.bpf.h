@@ -5,7 +5,7 @@
 
 #include "common.bpf.h"
 #include "offcpu.h"
-#include "stacks.bpf.h"
+#include "stackstore.bpf.h"
 
 #define PF_KTHREAD 0x00200000
 

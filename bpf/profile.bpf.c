@@ -6,7 +6,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "common.bpf.h"
-#include "stacks.bpf.h"
+#include "stackstore.bpf.h"
 #include "profile.h"
 
 const volatile pid_t target_tgid;

@@ -14,7 +14,7 @@
 #include "run.h"
 #include "stackopts.h"
 #include "stackreport.h"
-#include "stacks.h"
+#include "stackread.h"
 #include "syms.h"
 #include "tool.h"
 #include "unwinder.h"
@@ -121,9 +121,9 @@ int offcpu__check_files(size_t key_size)
 {
 	return stackreport__check_files(stack_opts.svg, stack_opts.pprof) ?:
 	       tool__check_map_memory("--stack-storage-size", offcpu.stack_storage,
-				      STACKS_ENTRY_BYTES) ?:
+				      STACKREAD_ENTRY_BYTES) ?:
 	       tool__check_map_memory("--hash-storage-size", offcpu.hash_storage,
-				      key_size + sizeof(__u64) + STACKS_MAP_OVERHEAD);
+				      key_size + sizeof(__u64) + STACKREAD_MAP_OVERHEAD);
 }
 
 void offcpu__banner(const struct cli *cli, const char *what)
@@ -171,7 +171,7 @@ int offcpu__report_init(struct stackreport *r, const struct cli *cli, struct sym
 	*r = (struct stackreport){
 		.cli = cli,
 		.syms = syms,
-		.stacks = stacks__new(syms, stacks_fd),
+		.stacks = stackread__new(syms, stacks_fd),
 		.counts_fd = totals_fd,
 		.user_only = offcpu.user_only,
 		.kernel_only = offcpu.kernel_only,
@@ -186,10 +186,10 @@ int offcpu__report_init(struct stackreport *r, const struct cli *cli, struct sym
 	return r->stacks ? 0 : -ENOMEM;
 }
 
-void offcpu__warn_lost(const struct offcpu_losses *lost, const struct stacks *stacks,
+void offcpu__warn_lost(const struct offcpu_losses *lost, const struct stackread *stacks,
 		       const struct bpf_map *totals, const char *periods, const char *keys)
 {
-	unsigned long long missed = stacks__missed(stacks);
+	unsigned long long missed = stackread__missed(stacks);
 
 	if (missed)
 		pr_warn("%llu stack traces lost: raise --stack-storage-size (now %lu)",

@@ -49,7 +49,7 @@ int offcpu__check_files(size_t key_size);
  */
 void offcpu__banner(const struct cli *cli, const char *what);
 
-struct stacks;
+struct stackread;
 struct stackreport;
 struct unwinder;
 struct syms;
@@ -78,7 +78,7 @@ int offcpu__report_init(struct stackreport *r, const struct cli *cli, struct sym
  * stack traces @stacks had no room for, periods beyond the @totals map.
  * @periods names what was timed, @keys what a totals entry is.
  */
-void offcpu__warn_lost(const struct offcpu_losses *lost, const struct stacks *stacks,
+void offcpu__warn_lost(const struct offcpu_losses *lost, const struct stackread *stacks,
 		       const struct bpf_map *totals, const char *periods, const char *keys);
 
 struct syms;

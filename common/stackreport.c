@@ -17,7 +17,7 @@
 #include "outfile.h"
 #include "stack_key.h"
 #include "stackreport.h"
-#include "stacks.h"
+#include "stackread.h"
 #include "stackset.h"
 #include "syms.h"
 #include "tool.h"
@@ -77,18 +77,18 @@ static const char *annotated(struct stackreport *r, const char *name)
 size_t stackreport__thread(struct stackreport *r, const struct proc_key *proc,
 			   __u64 user_stack, __u64 kernel_stack, struct frame *out)
 {
-	struct frame user[STACKS_MAX_DEPTH];
+	struct frame user[STACK_MAX_DEPTH];
 	int nk = 0, nu = 0;
 	size_t n;
 
 	if (!r->user_only) {
-		nk = stacks__kernel(r->stacks, kernel_stack, out);
+		nk = stackread__kernel(r->stacks, kernel_stack, out);
 		for (int i = 0; i < nk; i++)
 			if (out[i].kind == FRAME_KERNEL)
 				out[i].name = annotated(r, out[i].name);
 	}
 	if (!r->kernel_only)
-		nu = stacks__user(r->stacks, proc, user_stack, user);
+		nu = stackread__user(r->stacks, proc, user_stack, user);
 	n = nk;
 	if (r->delimit && nk && nu)
 		out[n++] = (struct frame){ .name = "-", .kind = FRAME_SEPARATOR };
@@ -101,7 +101,7 @@ size_t stackreport__thread(struct stackreport *r, const struct proc_key *proc,
 static size_t key_fold(struct stackreport *r, const void *k, struct frame *out)
 {
 	const struct stack_key *key = k;
-	static struct frame leaf_first[2 * STACKS_MAX_DEPTH + 1];
+	static struct frame leaf_first[2 * STACK_MAX_DEPTH + 1];
 	size_t n = stackreport__thread(r, &key->proc, key->user_stack, key->kernel_stack,
 				       leaf_first);
 
@@ -129,7 +129,7 @@ void stackreport__print_frames(const struct frame *f, size_t n)
 static void key_print_text(struct stackreport *r, const void *k, uint64_t value)
 {
 	const struct stack_key *key = k;
-	static struct frame f[2 * STACKS_MAX_DEPTH + 1];
+	static struct frame f[2 * STACK_MAX_DEPTH + 1];
 	stackreport__print_frames(f, stackreport__thread(r, &key->proc, key->user_stack,
 							 key->kernel_stack, f));
 	printf("    %-16s ", "-");

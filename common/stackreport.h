@@ -16,7 +16,7 @@
 struct argp_state;
 struct cli;
 struct json;
-struct stacks;
+struct stackread;
 struct syms;
 struct stackreport;
 
@@ -42,7 +42,7 @@ struct stackreport_ops {
 struct stackreport {
 	const struct cli *cli;
 	struct syms *syms;
-	struct stacks *stacks;
+	struct stackread *stacks;
 	int counts_fd;			/* hash: key -> __u64 */
 	size_t key_size;		/* 0: sizeof(struct stack_key) */
 	const struct stackreport_ops *ops;	/* NULL: struct stack_key's */
@@ -73,7 +73,7 @@ int stackreport__track(struct stackreport *r);
 /*
  * The frames of one thread's stacks, leaf first: kernel, then (with -d) a
  * "-" delimiter, then user; kernel frames with "_[k]" under -a. Returns the
- * count written to @out (room for 2 * STACKS_MAX_DEPTH + 1).
+ * count written to @out (room for 2 * STACK_MAX_DEPTH + 1).
  */
 size_t stackreport__thread(struct stackreport *r, const struct proc_key *proc,
 			   __u64 user_stack, __u64 kernel_stack, struct frame *out);

@@ -14,7 +14,7 @@
 #include "offcpu_opts.h"
 #include "probe.h"
 #include "run.h"
-#include "stacks.h"
+#include "stackread.h"
 #include "stackopts.h"
 #include "stackreport.h"
 #include "stackset.h"
@@ -64,7 +64,7 @@ static void configure(struct offcputime_bpf *obj)
 	bool btf = probe__tp_btf("sched_switch");
 
 	obj->rodata->filter = offcpu__filter();
-	obj->rodata->stack_seed = stacks__seed();
+	obj->rodata->stack_seed = stackread__seed();
 	bpf_map__set_max_entries(obj->maps.stacks, offcpu.stack_storage);
 	bpf_map__set_max_entries(obj->maps.totals, offcpu.hash_storage);
 	bpf_program__set_autoload(obj->progs.offcputime_switch, btf);
@@ -134,7 +134,7 @@ int main(int argc, char **argv)
 	unwinder__warn_losses(o.unwinder, &o.obj->bss->unwind_counts);
 out:
 	ring_buffer__free(o.pids);
-	stacks__free(o.report.stacks);
+	stackread__free(o.report.stacks);
 	offcputime_bpf__destroy(o.obj);
 	unwinder__free(o.unwinder);
 	syms__free(o.syms);

@@ -14,7 +14,7 @@
 #include "offcpu_opts.h"
 #include "probe.h"
 #include "run.h"
-#include "stacks.h"
+#include "stackread.h"
 #include "stackopts.h"
 #include "stackreport.h"
 #include "stackset.h"
@@ -54,7 +54,7 @@ struct offwake {
 static size_t fold(struct stackreport *r, const void *k, struct frame *out)
 {
 	const struct offwake_key *key = k;
-	static struct frame t[2 * STACKS_MAX_DEPTH + 1], w[2 * STACKS_MAX_DEPTH + 1];
+	static struct frame t[2 * STACK_MAX_DEPTH + 1], w[2 * STACK_MAX_DEPTH + 1];
 	size_t nt = stackreport__thread(r, &key->target_proc, key->target_user_stack,
 					key->target_kernel_stack, t);
 	size_t nw = stackreport__thread(r, &key->waker_proc, key->waker_user_stack,
@@ -82,7 +82,7 @@ static void print_name(const char *what, const char *comm, __u32 tid)
 static void print_text(struct stackreport *r, const void *k, uint64_t total)
 {
 	const struct offwake_key *key = k;
-	static struct frame f[2 * STACKS_MAX_DEPTH + 1];
+	static struct frame f[2 * STACK_MAX_DEPTH + 1];
 
 	print_name("waker:", key->waker, key->waker_tid);
 	stackreport__print_frames(f, stackreport__thread(r, &key->waker_proc,
@@ -162,7 +162,7 @@ int main(int argc, char **argv)
 	}
 	btf = probe__tp_btf("sched_switch") && probe__tp_btf("sched_waking");
 	o.obj->rodata->filter = offcpu__filter();
-	o.obj->rodata->stack_seed = stacks__seed();
+	o.obj->rodata->stack_seed = stackread__seed();
 	bpf_map__set_max_entries(o.obj->maps.stacks, offcpu.stack_storage);
 	bpf_map__set_max_entries(o.obj->maps.totals, offcpu.hash_storage);
 	bpf_program__set_autoload(o.obj->progs.offwaketime_switch, btf);
@@ -211,7 +211,7 @@ int main(int argc, char **argv)
 	unwinder__warn_losses(o.unwinder, &o.obj->bss->unwind_counts);
 out:
 	ring_buffer__free(o.pids);
-	stacks__free(o.report.stacks);
+	stackread__free(o.report.stacks);
 	offwaketime_bpf__destroy(o.obj);
 	unwinder__free(o.unwinder);
 	syms__free(o.syms);

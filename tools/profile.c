@@ -18,7 +18,7 @@
 #include "sampler.h"
 #include "stackopts.h"
 #include "stackreport.h"
-#include "stacks.h"
+#include "stackread.h"
 #include "syms.h"
 #include "tool.h"
 #include "unwinder.h"
@@ -154,7 +154,7 @@ static void report_losses(struct profile *p)
 {
 	unsigned long long user = p->obj->bss->lost_user_stacks;
 	unsigned long long kernel = p->obj->bss->lost_kernel_stacks;
-	unsigned long long unread = stacks__missed(p->report.stacks);
+	unsigned long long unread = stackread__missed(p->report.stacks);
 
 	if (user + kernel)
 		pr_warn("%llu stack traces lost (%llu user, %llu kernel): the stack map was full; "
@@ -229,9 +229,9 @@ int main(int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 	if (stackreport__check_files(stack_opts.svg, stack_opts.pprof) ||
-	    tool__check_map_memory("--stack-storage-size", env.stack_storage, STACKS_ENTRY_BYTES) ||
+	    tool__check_map_memory("--stack-storage-size", env.stack_storage, STACKREAD_ENTRY_BYTES) ||
 	    tool__check_map_memory("--hash-storage-size", env.hash_storage,
-				   sizeof(struct stack_key) + sizeof(__u64) + STACKS_MAP_OVERHEAD))
+				   sizeof(struct stack_key) + sizeof(__u64) + STACKREAD_MAP_OVERHEAD))
 		return EXIT_RUNTIME;
 	p.syms = syms__new();
 	p.obj = profile_bpf__open();
@@ -244,7 +244,7 @@ int main(int argc, char **argv)
 		err = -EINVAL;
 		goto out;
 	}
-	p.obj->rodata->stack_seed = stacks__seed();
+	p.obj->rodata->stack_seed = stackread__seed();
 	p.obj->rodata->target_tgid = env.pid;
 	p.obj->rodata->target_tid = env.tid;
 	p.obj->rodata->include_idle = env.idle;
@@ -307,7 +307,7 @@ int main(int argc, char **argv)
 	p.report = (struct stackreport){
 		.cli = &cli,
 		.syms = p.syms,
-		.stacks = stacks__new(p.syms, bpf_map__fd(p.obj->maps.stacks)),
+		.stacks = stackread__new(p.syms, bpf_map__fd(p.obj->maps.stacks)),
 		.counts_fd = bpf_map__fd(p.obj->maps.counts),
 		.user_only = env.user_only,
 		.kernel_only = env.kernel_only,
@@ -347,7 +347,7 @@ int main(int argc, char **argv)
 out:
 	sampler__free(p.sampler);
 	ring_buffer__free(p.pids);
-	stacks__free(p.report.stacks);
+	stackread__free(p.report.stacks);
 	profile_bpf__destroy(p.obj);
 	unwinder__free(p.unwinder);
 	syms__free(p.syms);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* BPF side of every stack tool: stacks stored by hash, processes named, new ones announced. */
-#ifndef BPFSCOPE_STACKS_BPF_H
-#define BPFSCOPE_STACKS_BPF_H
+#ifndef BPFSCOPE_STACKSTORE_BPF_H
+#define BPFSCOPE_STACKSTORE_BPF_H
 
 #include "stack_key.h"
 

@@ -9,20 +9,20 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
-#include "stacks.h"
+#include "stackread.h"
 #include "unwind.h"
 #include "syms.h"
 
-struct stacks {
+struct stackread {
 	struct syms *syms;
 	int fd;
 	struct stack_trace trace;
 	uint64_t missed;
 };
 
-struct stacks *stacks__new(struct syms *syms, int stack_map_fd)
+struct stackread *stackread__new(struct syms *syms, int stack_map_fd)
 {
-	struct stacks *st = calloc(1, sizeof(*st));
+	struct stackread *st = calloc(1, sizeof(*st));
 
 	if (st) {
 		st->syms = syms;
@@ -31,12 +31,12 @@ struct stacks *stacks__new(struct syms *syms, int stack_map_fd)
 	return st;
 }
 
-void stacks__free(struct stacks *st)
+void stackread__free(struct stackread *st)
 {
 	free(st);
 }
 
-__u64 stacks__seed(void)
+__u64 stackread__seed(void)
 {
 	__u64 seed = 0;
 
@@ -45,23 +45,23 @@ __u64 stacks__seed(void)
 	return seed;
 }
 
-uint64_t stacks__missed(const struct stacks *st)
+uint64_t stackread__missed(const struct stackread *st)
 {
 	return st->missed;
 }
 
-static int read_ips(struct stacks *st, __u64 key)
+static int read_ips(struct stackread *st, __u64 key)
 {
 	int n = 0;
 
 	if (key == STACK_LOST || bpf_map_lookup_elem(st->fd, &key, &st->trace))
 		return -ENOENT;
-	while (n < STACKS_MAX_DEPTH && st->trace.ips[n])
+	while (n < STACK_MAX_DEPTH && st->trace.ips[n])
 		n++;
 	return n;
 }
 
-static int missed(struct stacks *st, struct frame *out, bool kernel)
+static int missed(struct stackread *st, struct frame *out, bool kernel)
 {
 	st->missed++;
 	out[0] = (struct frame){
@@ -85,7 +85,7 @@ static bool tracer_frame(const char *name)
 	return false;
 }
 
-int stacks__kernel(struct stacks *st, __u64 key, struct frame *out)
+int stackread__kernel(struct stackread *st, __u64 key, struct frame *out)
 {
 	int n, k = 0;
 	bool leading = true;
@@ -128,7 +128,7 @@ static const char *unwind_mark(__u64 ip)
 	return NULL;
 }
 
-int stacks__user(struct stacks *st, const struct proc_key *proc, __u64 key, struct frame *out)
+int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key, struct frame *out)
 {
 	int n;
 
