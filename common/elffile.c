@@ -2,6 +2,7 @@
 /* ELF segments, symbols, build-id, debuglink and MiniDebugInfo through libelf, within set bounds. */
 #include <errno.h>
 #include <lzma.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -312,4 +313,63 @@ int elffile__debugdata(Elf *elf, void **out, size_t *outlen)
 	*out = buf;
 	*outlen = len;
 	return 0;
+}
+
+/* A "name@plt" symbol for the stub of relocation @i of .rela.plt (@rela, over @dynsym's names). */
+static int plt_symbol(Elf *elf, Elf_Data *rela, size_t i, size_t strndx, Elf_Data *dynsym,
+		      uint64_t addr, uint64_t size, struct symtab *t)
+{
+	char name[512];
+	const char *n;
+	GElf_Rela r;
+	GElf_Sym sym;
+
+	if (!gelf_getrela(rela, i, &r) || !gelf_getsym(dynsym, GELF_R_SYM(r.r_info), &sym) ||
+	    !(n = elf_strptr(elf, strndx, sym.st_name)) || !*n)
+		return 0;
+	snprintf(name, sizeof(name), "%.*s@plt", (int)strcspn(n, "@"), n);
+	return symtab__add_exact(t, addr, size, name);
+}
+
+int elffile__plt_symbols(Elf *elf, struct symtab *t)
+{
+	GElf_Shdr rsh, dsh, psh, ssh;
+	Elf_Scn *rscn = find_section(elf, SHT_RELA, ".rela.plt", &rsh, ELFFILE_MAX_TABLE);
+	Elf_Scn *dscn = rscn ? elf_getscn(elf, rsh.sh_link) : NULL;
+	Elf_Scn *plt = find_section(elf, SHT_PROGBITS, ".plt", &psh, ELFFILE_MAX_TABLE);
+	Elf_Scn *sec = find_section(elf, SHT_PROGBITS, ".plt.sec", &ssh, ELFFILE_MAX_TABLE);
+	Elf_Data *rela, *dynsym;
+	uint64_t first, base;
+	GElf_Ehdr eh;
+	size_t n;
+	int added = 0, err;
+
+	if (!rscn || !dscn || !plt || !gelf_getshdr(dscn, &dsh) || !gelf_getehdr(elf, &eh) ||
+	    dsh.sh_size > ELFFILE_MAX_TABLE || !rsh.sh_entsize)
+		return -ENOENT;
+	/*
+	 * Where stub i is: x86-64 has a 16-byte header stub, then one per
+	 * relocation, or (with IBT) the entries in .plt.sec; arm64 a 32-byte
+	 * header, then 16 bytes each.
+	 */
+	if (eh.e_machine == EM_X86_64 && sec)
+		base = ssh.sh_addr, first = 0;
+	else if (eh.e_machine == EM_X86_64)
+		base = psh.sh_addr, first = 16;
+	else if (eh.e_machine == EM_AARCH64)
+		base = psh.sh_addr, first = 32;
+	else
+		return -ENOTSUP;
+	rela = elf_getdata(rscn, NULL);
+	dynsym = elf_getdata(dscn, NULL);
+	if (!rela || !dynsym)
+		return -EINVAL;
+	n = rsh.sh_size / rsh.sh_entsize;
+	for (size_t i = 0; i < n && first + 16 * (i + 1) <= (sec ? ssh.sh_size : psh.sh_size); i++) {
+		err = plt_symbol(elf, rela, i, dsh.sh_link, dynsym, base + first + 16 * i, 16, t);
+		if (err)
+			return added ? added : err;
+		added++;
+	}
+	return added;
 }

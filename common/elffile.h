@@ -55,6 +55,13 @@ bool elffile__has_section(Elf *elf, const char *name);
 int elffile__symbols(Elf *elf, GElf_Word type, bool ifunc, struct symtab *t);
 
 /*
+ * Names its PLT stubs, which have no symbols, "function@plt" as perf and
+ * gdb do, from .rela.plt (x86-64 and arm64 layouts). The number added, or
+ * negative errno.
+ */
+int elffile__plt_symbols(Elf *elf, struct symtab *t);
+
+/*
  * Its MiniDebugInfo (.gnu_debugdata), inflated into a new buffer of at most
  * ELFFILE_MAX_DEBUGDATA bytes. -ENOENT without one, -EFBIG when it would
  * inflate to more, -EINVAL when it is not xz.

@@ -312,6 +312,7 @@ static void binary_load(struct syms *s, struct binary *b)
 			sprintf(b->build_id + 2 * i, "%02x", b->id[i]);
 	}
 	elffile__symbols(elf, SHT_DYNSYM, true, &b->syms);
+	elffile__plt_symbols(elf, &b->syms);
 	if (elffile__symbols(elf, SHT_SYMTAB, true, &b->syms) == -ENOENT) {
 		/* Stripped: what the distribution or the builder left elsewhere. */
 		has_debuglink = !elffile__debuglink(elf, debuglink, sizeof(debuglink), &crc);

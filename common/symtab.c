@@ -34,14 +34,10 @@ static const char *keep(struct symtab *t, const char *name, size_t len)
 	return p;
 }
 
-int symtab__add(struct symtab *t, uint64_t addr, uint64_t size, const char *name)
+static int add(struct symtab *t, uint64_t addr, uint64_t size, const char *name, size_t len)
 {
-	/* "read@GLIBC_2.2.5" and "read@@GLIBC_2.2.5" are read, as bcc and perf print them. */
-	size_t len = strcspn(name, "@");
 	const char *copy;
 
-	if (!len)
-		len = strlen(name);
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 256;
 		struct sym *v;
@@ -60,6 +56,19 @@ int symtab__add(struct symtab *t, uint64_t addr, uint64_t size, const char *name
 		return -ENOMEM;
 	t->v[t->n++] = (struct sym){ addr, size, copy };
 	return 0;
+}
+
+int symtab__add(struct symtab *t, uint64_t addr, uint64_t size, const char *name)
+{
+	/* "read@GLIBC_2.2.5" and "read@@GLIBC_2.2.5" are read, as bcc and perf print them. */
+	size_t len = strcspn(name, "@");
+
+	return add(t, addr, size, name, len ? len : strlen(name));
+}
+
+int symtab__add_exact(struct symtab *t, uint64_t addr, uint64_t size, const char *name)
+{
+	return add(t, addr, size, name, strlen(name));
 }
 
 static int cmp_sym(const void *a, const void *b)

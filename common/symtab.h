@@ -20,8 +20,14 @@ struct symtab {
 	size_t bytes;		/* what it holds, for the memory budget */
 };
 
-/* Adds a function; names are copied. 0, or -ENOMEM / -E2BIG past SYMTAB_MAX_SYMS. */
+/*
+ * Adds a function; names are copied, less any "@VERSION". 0, or -ENOMEM /
+ * -E2BIG past SYMTAB_MAX_SYMS.
+ */
 int symtab__add(struct symtab *t, uint64_t addr, uint64_t size, const char *name);
+
+/* The same for a name taken as it is ("read@plt"). */
+int symtab__add_exact(struct symtab *t, uint64_t addr, uint64_t size, const char *name);
 
 /* Sorts and keeps one symbol per address: of aliases one with a size, then the shortest name. */
 void symtab__finish(struct symtab *t);

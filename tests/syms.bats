@@ -38,6 +38,17 @@ start() {
 	assert_line --index 2 "symlib_gamma+0x0 [libsymlib.so]"
 }
 
+@test "syms: a PLT stub is named function@plt, as perf and gdb name it" {
+	require_bpf
+	start "$SW"
+	# The stub's link-time address, as objdump names it, moved to where symwork runs.
+	plt=$(objdump -d "$SW" | awk '/<printf@plt>:/ { print $1; exit }')
+	vaddr=$(nm "$SW" | awk '$3 == "symwork_alpha" { print $1 }')
+	[ -n "$plt" ] && [ -n "$vaddr" ]
+	run "$S" "$SPID" "$(printf "%x" $((ALPHA - 0x$vaddr + 0x$plt)))"
+	assert_output "printf@plt+0x0 [symwork]"
+}
+
 @test "syms: a stripped binary, its symbols in a debug file found by build-id" {
 	require_bpf
 	mkdir -p "$T/bin" "$T/debug"
