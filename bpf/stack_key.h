@@ -32,6 +32,7 @@ struct proc_key {
 enum proc_note_kind {
 	PROC_SEEN,		/* in a count for the first time: read its maps while it lives */
 	PROC_MAPS_CHANGED,	/* code where none was mapped when they were read: read them again */
+	PROC_EXEC,		/* just exec'd: read its maps ahead of its first sample */
 };
 
 struct proc_note {

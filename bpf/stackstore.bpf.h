@@ -118,9 +118,9 @@ static __always_inline __u64 stack_take_user(void *ctx, const struct proc_key *k
 		/* Its user registers, saved where it entered the kernel (or was interrupted). */
 		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 		n = unwind_user(regs, k, t);
-		if (n >= 0)
-			return n ? stack_put(t, n) : STACK_NONE;
-		__sync_fetch_and_add(&unwind_counts.fp, 1);
+		if (n < 0)
+			n = unwind_by_build_id(ctx, t);
+		return n ? stack_put(t, n) : STACK_NONE;
 	}
 	return stack_take(ctx, BPF_F_USER_STACK);
 }
@@ -142,6 +142,21 @@ static __always_inline void proc_key_of(struct task_struct *t, struct proc_key *
 		k->start_ns = BPF_CORE_READ(leader, start_boottime);
 	else
 		k->start_ns = BPF_CORE_READ((struct task_struct___pre_5_5 *)leader, real_start_time);
+}
+
+/*
+ * A process that has just exec'd, while stacks are walked with CFI (user
+ * space loads this only then): its maps are read while it is still in its
+ * loader, so its first samples, maybe its only ones, are walked whole.
+ */
+SEC("raw_tp/sched_process_exec")
+int stack_on_exec(void *ctx)
+{
+	struct proc_key k;
+
+	proc_key_of(bpf_get_current_task_btf(), &k);
+	proc_announce(&k, PROC_EXEC);
+	return 0;
 }
 
 /* Adds @delta to @key's total in @totals; a new entry announces @proc (and @other). */

@@ -25,6 +25,20 @@ struct {
 	__type(value, struct unwind_proc);
 } unwind_procs SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct unwind_build_id);
+	__type(value, __u32);
+} unwind_build_ids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct unwind_file_key);
+	__type(value, struct unwind_file);
+} unwind_files SEC(".maps");
+
 struct unwind_counts unwind_counts;
 
 /* Where a walk is: the registers of the frame it is in, and what it found. */
@@ -34,6 +48,8 @@ struct unwind_walk {
 	__u32 n;
 	__u8 exact;		/* ip is an exact address (the first frame, after a signal), not a return */
 	__u8 done;
+	__u8 looked_up;		/* the kernel was asked for the mapping of an address */
+	struct unwind_mapping late;	/* what it said, if the binary is known: .n rows, or none */
 	struct stack_trace *trace;
 	struct unwind_proc *proc;
 	struct proc_key key;
@@ -126,13 +142,16 @@ static __always_inline long unwind_stop(struct unwind_walk *st, __u64 mark)
  * One frame up by frame pointers, where there is no CFI: the caller's frame
  * pointer and return address are saved just above this frame's. A chain
  * that does not lead up the stack is not followed: the walk ends marked
- * rather than invent frames.
+ * rather than invent frames. A zero frame pointer is the outermost frame's
+ * (_start clears it, ld.so's has no CFI): the end.
  */
 static __always_inline long unwind_fp_step(struct unwind_walk *st)
 {
 	__u64 fp = st->fp, next_fp, ra;
 
-	if (!fp || fp < st->sp || (fp & 7) || !unwind_read(&next_fp, fp) ||
+	if (!fp)
+		return unwind_stop(st, 0);
+	if (fp < st->sp || (fp & 7) || !unwind_read(&next_fp, fp) ||
 	    !unwind_read(&ra, fp + 8))
 		return unwind_stop(st, UNWIND_MARK_NO_CFI);
 	if (!ra)
@@ -142,6 +161,64 @@ static __always_inline long unwind_fp_step(struct unwind_walk *st)
 	st->ip = ra;
 	st->exact = 0;
 	return 0;
+}
+
+/* x86-64 and arm64 as Debian builds them. */
+#define UNWIND_PAGE_SHIFT 12
+
+/* bpf_find_vma()'s callback: @vma's rows, if user space has seen its file. */
+static long unwind_vma_found(struct task_struct *task, struct vm_area_struct *vma, void *arg)
+{
+	struct unwind_walk *st = arg;
+	struct unwind_file_key key = {};
+	struct unwind_file *f;
+	struct file *file;
+	__u64 off;
+
+	file = BPF_CORE_READ(vma, vm_file);
+	if (!file)
+		return 0;
+	key.ino = BPF_CORE_READ(file, f_inode, i_ino);
+	key.dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+	f = bpf_map_lookup_elem(&unwind_files, &key);
+	if (!f)
+		return 0;
+	off = BPF_CORE_READ(vma, vm_pgoff) << UNWIND_PAGE_SHIFT;
+	if (off < f->seg_off || off - f->seg_off >= f->seg_size)
+		return 0;
+	st->late.start = BPF_CORE_READ(vma, vm_start);
+	st->late.end = BPF_CORE_READ(vma, vm_end);
+	st->late.bias = st->late.start - off + f->delta;
+	st->late.first = f->first;
+	st->late.n = f->n;
+	return 0;
+}
+
+/*
+ * The mapping of code mapped since the process's maps were read (ld.so
+ * loading libraries just after exec, dlopen), from the kernel: once per
+ * walk, all it allows (in interrupt context it can unlock the mm only by
+ * irq_work, one at a time), which covers the usual case, one new library.
+ */
+static __always_inline struct unwind_mapping *unwind_late_mapping(struct unwind_walk *st)
+{
+	if (!st->looked_up) {
+		st->looked_up = 1;
+		bpf_find_vma(bpf_get_current_task_btf(), st->ip, unwind_vma_found, st, 0);
+	}
+	if (st->late.n && st->ip >= st->late.start && st->ip < st->late.end)
+		return &st->late;
+	return NULL;
+}
+
+/* Mapped since its maps were read (dlopen): have them read again, once. */
+static __always_inline void unwind_ask(struct unwind_walk *st)
+{
+	__sync_fetch_and_add(&unwind_counts.unmapped, 1);
+	if (!st->proc->asked) {
+		st->proc->asked = 1;
+		proc_announce(&st->key, PROC_MAPS_CHANGED);
+	}
 }
 
 /*
@@ -169,13 +246,10 @@ static long unwind_step(__u32 i, void *arg)
 		return unwind_stop(st, 0);
 	m = unwind_find_mapping(st->proc, st->ip);
 	if (!m) {
-		/* Mapped since its maps were read (dlopen): have them read again, once. */
-		__sync_fetch_and_add(&unwind_counts.unmapped, 1);
-		if (!st->proc->asked) {
-			st->proc->asked = 1;
-			proc_announce(&st->key, PROC_MAPS_CHANGED);
-		}
-		return unwind_fp_step(st);
+		unwind_ask(st);
+		m = unwind_late_mapping(st);
+		if (!m)
+			return unwind_fp_step(st);
 	}
 	/* A return address is the instruction after a call, maybe in the next function. */
 	pc = st->ip - m->bias - (st->exact ? 0 : 1);
@@ -227,9 +301,8 @@ static long unwind_step(__u32 i, void *arg)
 
 /*
  * Walks the current task's user stack into @t with the tables of process
- * @tgid, from registers @regs (its user registers). The depth, or -1 when
- * the process has no tables (yet), or they are not of this program image:
- * the caller takes the kernel's frame-pointer walk instead.
+ * @k, from registers @regs (its user registers). The depth, or -1 when the
+ * process has no mappings (yet), or they are not of this program image.
  */
 static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_key *k,
 				       struct stack_trace *t)
@@ -263,9 +336,87 @@ static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_k
 	st.key = *k;
 	if (!st.ip)
 		return 0;
+	/*
+	 * Code mapped since the maps were read, in a binary the kernel cannot
+	 * place: its walk names the frames by build-id, rather than this walk
+	 * leave them unknown.
+	 */
+	if (!unwind_find_mapping(p, st.ip)) {
+		unwind_ask(&st);
+		if (!unwind_late_mapping(&st))
+			return -1;
+	}
 	bpf_loop(STACK_MAX_DEPTH, unwind_step, &st, 0);
 	__sync_fetch_and_add(&unwind_counts.cfi, 1);
 	return st.n;
 }
 
 #endif
+
+#define UNWIND_BUILD_ID_SLOTS STACK_MAX_DEPTH
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bpf_stack_build_id[UNWIND_BUILD_ID_SLOTS]);
+} unwind_build_id_scratch SEC(".maps");
+
+static long unwind_build_id_frame(__u32 i, void *arg)
+{
+	struct bpf_stack_build_id (*all)[UNWIND_BUILD_ID_SLOTS];
+	struct unwind_walk *st = arg;
+	__u32 zero = 0, *num, id = UNWIND_FILE_ID_MASK;
+	struct bpf_stack_build_id *b;
+	__u64 slot = i;
+
+	if (i >= st->n)
+		return 1;
+	/*
+	 * The compiler may index with an unchecked copy of i: check the one
+	 * it indexes with, hidden from it so the check stays.
+	 */
+	barrier_var(slot);
+	if (slot >= STACK_MAX_DEPTH)
+		return 1;
+	all = bpf_map_lookup_elem(&unwind_build_id_scratch, &zero);
+	if (!all)
+		return 1;
+	b = &(*all)[slot];
+	if (b->status != BPF_STACK_BUILD_ID_VALID) {
+		st->trace->ips[slot] = b->ip;
+		return 0;
+	}
+	num = bpf_map_lookup_elem(&unwind_build_ids, b->build_id);
+	if (num)
+		id = *num;
+	st->trace->ips[slot] = UNWIND_FILE_FRAME | (__u64)(id & UNWIND_FILE_ID_MASK) << UNWIND_FILE_OFF_BITS |
+			       (b->offset & ((1ULL << UNWIND_FILE_OFF_BITS) - 1));
+	return 0;
+}
+
+/*
+ * The kernel's frame-pointer walk of the current user stack, each frame as
+ * build-id and offset where the kernel could read them: a process without
+ * mappings yet (a short-lived one may exit before they are read) still has
+ * its frames named from binaries seen in other processes. The depth.
+ */
+static __always_inline int unwind_by_build_id(void *ctx, struct stack_trace *t)
+{
+	struct bpf_stack_build_id (*all)[UNWIND_BUILD_ID_SLOTS];
+	struct unwind_walk st = { .trace = t };
+	__u32 zero = 0;
+	long n;
+
+	all = bpf_map_lookup_elem(&unwind_build_id_scratch, &zero);
+	if (!all)
+		return 0;
+	n = bpf_get_stack(ctx, all, STACK_MAX_DEPTH * sizeof((*all)[0]),
+			  BPF_F_USER_STACK | BPF_F_USER_BUILD_ID);
+	if (n <= 0)
+		return 0;
+	st.n = n / sizeof((*all)[0]);
+	bpf_loop(STACK_MAX_DEPTH, unwind_build_id_frame, &st, 0);
+	__sync_fetch_and_add(&unwind_counts.by_build_id, 1);
+	return st.n;
+}

@@ -49,6 +49,25 @@ struct unwind_mapping {
 	__u32 first, n;
 };
 
+/*
+ * A binary by the file the kernel maps (its filesystem's device, as the
+ * kernel encodes it, and inode), for code mapped since its process's maps
+ * were read: its rows, and where its executable segment starts in the
+ * file (seg_off, seg_size) to place them, a mapping's bias being
+ * start - file offset + delta.
+ */
+struct unwind_file_key {
+	__u64 ino;
+	__u32 dev;
+	__u32 pad;
+};
+
+struct unwind_file {
+	__u64 seg_off, seg_size;
+	__u64 delta;
+	__u32 first, n;
+};
+
 /* An exec_id user space cannot know: the first walk of the process binds it. */
 #define UNWIND_EXEC_ANY 0xffffffffU
 
@@ -62,12 +81,32 @@ struct unwind_proc {
 	struct unwind_mapping maps[UNWIND_MAX_MAPPINGS];	/* sorted by start */
 };
 
+/*
+ * A binary by its GNU build-id (20 bytes, zero-padded), as the kernel reads
+ * it for frames of processes the unwinder has no mappings of (one gone
+ * before they could be read): the symbolizer's number for it.
+ */
+struct unwind_build_id {
+	unsigned char id[20];
+};
+
+/*
+ * A frame found that way is kept as its file and offset, so that it is
+ * named however soon its process exits: UNWIND_FILE_FRAME | id << 40 |
+ * offset; id UNWIND_FILE_ID_MASK: a build-id the symbolizer does not know.
+ */
+#define UNWIND_FILE_FRAME	(1ULL << 63)
+#define UNWIND_FILE_OFF_BITS	40
+#define UNWIND_FILE_ID_MASK	((1U << 22) - 1)
+#define UNWIND_IS_FILE_FRAME(ip)	(((ip) >> 62) == 2)
+
 /* How user stacks were walked, for -v and the report at exit. */
 struct unwind_counts {
 	__u64 cfi;		/* stacks walked with the tables (frame pointers where they had none) */
 	__u64 fp;		/* by the kernel's frame-pointer walk: no table for the process (yet) */
 	__u64 truncated;	/* ended by a mark: no CFI nor frame pointers, unsupported, unreadable */
 	__u64 unmapped;		/* frames outside every mapping user space knew of */
+	__u64 by_build_id;	/* stacks of processes without mappings (yet): by build-id */
 };
 
 /* Pseudo return addresses that end a stack the unwinder could not finish. */

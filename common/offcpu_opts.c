@@ -147,17 +147,16 @@ void offcpu__banner(const struct cli *cli, const char *what)
 	fflush(NULL);
 }
 
-int offcpu__unwind_setup(struct bpf_map *rows, struct bpf_map *procs)
+int offcpu__unwind_setup(const struct unwind_bpf *m)
 {
 	if (offcpu.kernel_only)
 		stack_opts.unwind.method = UNWIND_FP;	/* no user stacks to walk */
-	return unwind__configure(&stack_opts.unwind, rows, procs,
-				 offcpu.pid || offcpu.tid ? 64 : 1024);
+	return unwind__configure(&stack_opts.unwind, m, offcpu.pid || offcpu.tid);
 }
 
-struct unwinder *offcpu__unwinder(struct syms *syms, struct bpf_map *rows, struct bpf_map *procs)
+struct unwinder *offcpu__unwinder(struct syms *syms, const struct unwind_bpf *m)
 {
-	struct unwinder *u = unwinder__new(syms, rows, procs);
+	struct unwinder *u = unwinder__new(syms, m);
 
 	/* Its tables now, so that its first blocks have them. */
 	if (u && offcpu.pid)
@@ -215,6 +214,8 @@ static int on_new_pid(void *ctx, void *data, size_t size)
 	memcpy(&e, data, sizeof(e));
 	if (e.kind == PROC_MAPS_CHANGED)
 		syms__refresh(ctx, &e.proc);
+	else if (e.kind == PROC_EXEC)
+		syms__prefetch(ctx, &e.proc);
 	else
 		syms__track(ctx, &e.proc);
 	return 0;

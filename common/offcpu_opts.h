@@ -52,6 +52,7 @@ void offcpu__banner(const struct cli *cli, const char *what);
 struct stackread;
 struct stackreport;
 struct unwinder;
+struct unwind_bpf;
 struct syms;
 struct bpf_map;
 
@@ -59,10 +60,10 @@ struct bpf_map;
  * Before loading: how user stacks are walked (unwind__configure() for the
  * options); 1 for CFI, 0 for frame pointers, or negative errno (said).
  */
-int offcpu__unwind_setup(struct bpf_map *rows, struct bpf_map *procs);
+int offcpu__unwind_setup(const struct unwind_bpf *m);
 
 /* After loading, with CFI: the unwinder, with -p's process's tables made now. NULL, errno. */
-struct unwinder *offcpu__unwinder(struct syms *syms, struct bpf_map *rows, struct bpf_map *procs);
+struct unwinder *offcpu__unwinder(struct syms *syms, const struct unwind_bpf *m);
 
 /*
  * Fills what offcputime and offwaketime report alike into @r: the options,

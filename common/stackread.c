@@ -145,8 +145,12 @@ int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key
 			out[i] = (struct frame){ .name = mark, .kind = FRAME_UNKNOWN };
 			continue;
 		}
-
-		syms__user(st->syms, proc, st->trace.ips[i], &si);
+		if (UNWIND_IS_FILE_FRAME(st->trace.ips[i]))
+			syms__file_offset(st->syms, (st->trace.ips[i] >> UNWIND_FILE_OFF_BITS) &
+					  UNWIND_FILE_ID_MASK,
+					  st->trace.ips[i] & ((1ULL << UNWIND_FILE_OFF_BITS) - 1), &si);
+		else
+			syms__user(st->syms, proc, st->trace.ips[i], &si);
 		out[i] = (struct frame){
 			.name = si.name ? si.name : SYM_UNKNOWN_NAME,
 			.kind = si.kind == SYM_JIT ? FRAME_JIT : si.name ? FRAME_USER : FRAME_UNKNOWN,

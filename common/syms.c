@@ -52,6 +52,7 @@ struct binary {
 	size_t nsegs;
 	struct symtab syms;
 	void *observed;		/* what the observer keeps of it */
+	uint32_t num;		/* its index in syms' binaries by number */
 };
 
 struct vma {
@@ -71,8 +72,10 @@ struct proc {
 	size_t nvmas;
 	bool jit_tried;
 	struct perfmap jit;
-	time_t read_at;		/* when its maps were last read */
+	long long read_ms;	/* when its maps were last read, monotonic */
+	unsigned int rereads;	/* how often since */
 	bool reread;		/* asked to read them again, too soon after the last time */
+	bool prefetched;	/* read at its exec, not yet in a stack */
 };
 
 struct losses {
@@ -97,6 +100,9 @@ struct syms {
 	long ticks_per_sec;
 	struct losses lost;
 	struct syms_observer observer;	/* .binary NULL: nobody */
+	struct binary **by_id;		/* every binary, by its number */
+	size_t nids, ids_cap;
+	size_t prefetched;		/* processes read at their exec, not yet in a stack */
 };
 
 struct syms *syms__new(void)
@@ -178,6 +184,7 @@ void syms__free(struct syms *s)
 		binary_free(s->vdso);
 	ksyms__free(s->kernel);
 	debuginfo__free(s->debuginfo);
+	free(s->by_id);
 	free(s);
 }
 
@@ -290,6 +297,21 @@ static void load_debugdata(struct binary *b, Elf *elf)
  * its own tables or, when stripped, its MiniDebugInfo or debug file. Then
  * its descriptor goes.
  */
+/*
+ * The entry point, unnamed in a stripped binary, is where every process
+ * begins, ld.so's for all dynamically linked ones: a process blocked or
+ * sampled before its first instruction is there.
+ */
+static void name_entry(struct binary *b, Elf *elf)
+{
+	GElf_Ehdr eh;
+
+	if (!gelf_getehdr(elf, &eh) || !eh.e_entry || symtab__find(&b->syms, eh.e_entry))
+		return;
+	if (!symtab__add(&b->syms, eh.e_entry, 0, "_start"))
+		symtab__finish(&b->syms);
+}
+
 static void binary_load(struct syms *s, struct binary *b)
 {
 	char debuglink[NAME_MAX + 1];
@@ -319,9 +341,28 @@ static void binary_load(struct syms *s, struct binary *b)
 		load_debugdata(b, elf);
 		load_debug_file(s, b, has_debuglink ? debuglink : NULL, crc);
 	}
+	symtab__finish(&b->syms);
+	name_entry(b, elf);
 	elf_end(elf);
 	release_fd(s, b);
-	symtab__finish(&b->syms);
+}
+
+/* Gives @b the next number, by which frames found by file name it. */
+static void number(struct syms *s, struct binary *b)
+{
+	if (s->nids == s->ids_cap) {
+		size_t cap = s->ids_cap ? s->ids_cap * 2 : 256;
+		struct binary **t = realloc(s->by_id, cap * sizeof(*t));
+
+		if (!t) {
+			b->num = UINT32_MAX;
+			return;
+		}
+		s->by_id = t;
+		s->ids_cap = cap;
+	}
+	b->num = s->nids;
+	s->by_id[s->nids++] = b;
 }
 
 /* A debug file of @b (open on @fd), for the observer's CFI where @b has no .eh_frame. */
@@ -347,17 +388,21 @@ static int debug_fd(struct syms *s, struct binary *b, Elf *elf)
 /* Shows the observer a binary seen for the first time, while it is open. */
 static void observe_binary(struct syms *s, struct binary *b)
 {
+	unsigned char id[MAX_BUILD_ID];
 	Elf *elf, *debug = NULL;
-	int dfd = -1;
+	int dfd = -1, len;
 
 	if (!s->observer.binary || b->fd < 0 || elffile__begin(b->fd, &elf))
 		return;
+	len = elffile__build_id(elf, id, sizeof(id));
 	if (!elffile__has_section(elf, ".eh_frame_hdr")) {
 		dfd = debug_fd(s, b, elf);
 		if (dfd >= 0 && elffile__begin(dfd, &debug))
 			debug = NULL;
 	}
-	b->observed = s->observer.binary(s->observer.ctx, b->path, elf, debug);
+	b->observed = s->observer.binary(s->observer.ctx, &(struct syms_binary){
+		b->path, len > 0 ? id : NULL, len > 0 ? len : 0, b->num,
+		b == s->vdso ? 0 : b->dev, b->ino }, elf, debug);
 	if (debug)
 		elf_end(debug);
 	if (dfd >= 0)
@@ -396,6 +441,7 @@ static struct binary *binary_get(struct syms *s, int fd, const struct stat *st,
 	free(copy);
 	b->next = s->binaries[h];
 	s->binaries[h] = b;
+	number(s, b);
 	observe_binary(s, b);
 	/* Out of descriptors to hold: read it now and let this one go. */
 	if (++s->open_fds > s->fd_budget)
@@ -439,6 +485,7 @@ static struct binary *vdso_get(struct syms *s)
 	s->vdso->path = strdup("[vdso]");
 	s->vdso->name = strdup("[vdso]");
 	s->open_fds++;
+	number(s, s->vdso);
 	observe_binary(s, s->vdso);
 	return s->vdso;
 }
@@ -446,6 +493,14 @@ static struct binary *vdso_get(struct syms *s)
 static unsigned int proc_hash(const struct proc_key *k)
 {
 	return (k->tgid * 31 + k->exec_id) % BUCKETS;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
 static struct proc *proc_find(struct syms *s, const struct proc_key *k)
@@ -457,19 +512,38 @@ static struct proc *proc_find(struct syms *s, const struct proc_key *k)
 	return NULL;
 }
 
-/* Is @p->key still the process that has its pid? A reused pid is another program. */
-static bool same_process(struct syms *s, struct proc *p)
+/* Is @k still the process that has its pid (owned by *@uid)? A reused pid is another program. */
+static bool alive(struct syms *s, const struct proc_key *k, uid_t *uid, bool *reused)
 {
 	unsigned long long ticks;
 
-	if (procfile__identity(p->key.tgid, &p->uid, &ticks))
+	*reused = false;
+	if (procfile__identity(k->tgid, uid, &ticks))
 		return false;
 	/* /proc gives clock ticks of the very nanoseconds the BPF side read. */
-	if (p->key.start_ns && ticks != p->key.start_ns / (1000000000ULL / s->ticks_per_sec)) {
-		s->lost.reused++;
+	if (k->start_ns && ticks != k->start_ns / (1000000000ULL / s->ticks_per_sec)) {
+		*reused = true;
 		return false;
 	}
 	return true;
+}
+
+bool syms__alive(struct syms *s, const struct proc_key *k)
+{
+	bool reused;
+	uid_t uid;
+
+	return alive(s, k, &uid, &reused);
+}
+
+static bool same_process(struct syms *s, struct proc *p)
+{
+	bool reused;
+
+	if (alive(s, &p->key, &p->uid, &reused))
+		return true;
+	s->lost.reused += reused;
+	return false;
 }
 
 static int add_vma(struct proc *p, size_t *cap, const struct vma *v)
@@ -514,7 +588,7 @@ static void read_maps(struct syms *s, struct proc *p)
 		p->gone = true;
 		return;
 	}
-	p->read_at = time(NULL);
+	p->read_ms = now_ms();
 	while (fgets(line, sizeof(line), f)) {
 		struct binary *bin = NULL;
 		struct stat st;
@@ -545,10 +619,15 @@ static void read_maps(struct syms *s, struct proc *p)
 
 int syms__track(struct syms *s, const struct proc_key *k)
 {
-	struct proc *p;
+	struct proc *p = proc_find(s, k);
 
-	if (proc_find(s, k))
+	if (p) {
+		if (p->prefetched) {
+			p->prefetched = false;
+			s->prefetched--;
+		}
 		return 0;
+	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
@@ -565,6 +644,49 @@ int syms__track(struct syms *s, const struct proc_key *k)
 	return p->gone ? -ESRCH : 0;
 }
 
+/*
+ * Processes read at their exec that no stack has shown yet, at most: most
+ * exit unseen, and one seen later is read again then.
+ */
+#define PREFETCH_MAX 1024
+
+static void drop_prefetched(struct syms *s)
+{
+	for (int i = 0; i < BUCKETS; i++) {
+		struct proc **pp = &s->procs[i];
+
+		while (*pp) {
+			struct proc *p = *pp;
+
+			if (p->prefetched) {
+				*pp = p->next;
+				proc_free(p);
+			} else {
+				pp = &p->next;
+			}
+		}
+	}
+	s->prefetched = 0;
+}
+
+int syms__prefetch(struct syms *s, const struct proc_key *k)
+{
+	struct proc *p;
+	int err;
+
+	if (proc_find(s, k))
+		return 0;
+	if (s->prefetched >= PREFETCH_MAX)
+		drop_prefetched(s);
+	err = syms__track(s, k);
+	p = proc_find(s, k);
+	if (p) {
+		p->prefetched = true;
+		s->prefetched++;
+	}
+	return err;
+}
+
 int syms__refresh(struct syms *s, const struct proc_key *k)
 {
 	struct proc *p = proc_find(s, k);
@@ -573,11 +695,17 @@ int syms__refresh(struct syms *s, const struct proc_key *k)
 		return syms__track(s, k);
 	if (p->gone)
 		return 0;
-	if (time(NULL) - p->read_at < 1) {
+	/*
+	 * A new process is often seen in its loader, before its libraries are
+	 * mapped, and may live a few milliseconds: read again at once, a few
+	 * times; then 10 ms apart, then at most once a second.
+	 */
+	if (now_ms() - p->read_ms < (p->rereads < 4 ? 0 : p->rereads < 16 ? 10 : 1000)) {
 		p->reread = true;	/* syms__tick() reads them */
 		return 0;
 	}
 	p->reread = false;
+	p->rereads++;
 	/*
 	 * The old mappings go: what was unmapped since cannot be told from
 	 * what moved, and the new maps hold every library still there.
@@ -698,6 +826,20 @@ int syms__user(struct syms *s, const struct proc_key *k, uint64_t addr, struct s
 	out->offset = addr - j->start;
 	out->module = "[jit]";
 	out->kind = SYM_JIT;
+	return 0;
+}
+
+int syms__file_offset(struct syms *s, uint32_t id, uint64_t offset, struct sym_info *out)
+{
+	struct vma whole = { 0, UINT64_MAX, 0, NULL };
+
+	memset(out, 0, sizeof(*out));
+	if (id >= s->nids)
+		return -ENOENT;
+	whole.bin = s->by_id[id];
+	if (!binary_lookup(s, whole.bin, &whole, offset, out))
+		return -ENOENT;
+	out->kind = whole.bin == s->vdso ? SYM_VDSO : SYM_USER;
 	return 0;
 }
 

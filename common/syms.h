@@ -60,9 +60,19 @@ int syms__kernel(struct syms *s, uint64_t addr, struct sym_info *out);
  */
 int syms__track(struct syms *s, const struct proc_key *p);
 
+/* Is process @p still running, its pid not reused? */
+bool syms__alive(struct syms *s, const struct proc_key *p);
+
+/*
+ * As syms__track(), for a process that has just exec'd and may never be in
+ * a stack: when there are many such, they are forgotten.
+ */
+int syms__prefetch(struct syms *s, const struct proc_key *p);
+
 /*
  * Reads the executable mappings of process @p again (it mapped code since:
- * dlopen), at most once a second; tracks it if not yet.
+ * its libraries after its loader, dlopen): soon after the last read a few
+ * times, then at most once a second. Tracks it if not yet.
  */
 int syms__refresh(struct syms *s, const struct proc_key *p);
 
@@ -74,6 +84,12 @@ void syms__tick(struct syms *s);
  * 0, or -ENOENT with out->kind SYM_UNKNOWN when nothing names it.
  */
 int syms__user(struct syms *s, const struct proc_key *p, uint64_t addr, struct sym_info *out);
+
+/*
+ * The symbol at file offset @offset of binary @id (struct syms_binary's):
+ * a frame found by its file, whose process may be long gone.
+ */
+int syms__file_offset(struct syms *s, uint32_t id, uint64_t offset, struct sym_info *out);
 
 /*
  * The symbol at file offset @offset of the ELF file open on @fd (the
@@ -90,13 +106,23 @@ struct syms_mapping {
 	void *binary;		/* what @binary returned for its file; NULL: none */
 };
 
+/* A binary as the observer sees it. */
+struct syms_binary {
+	const char *path;
+	const unsigned char *build_id;	/* NULL when it has none */
+	size_t build_id_len;
+	uint32_t id;			/* for syms__file_offset() */
+	dev_t dev;			/* its file; 0 for the vdso */
+	ino_t ino;
+};
+
 struct syms_observer {
 	/*
 	 * A binary seen for the first time: @elf is it, @debug its debug file
 	 * where it lacks .eh_frame (else NULL). What it returns is kept with
 	 * the binary and handed back with each mapping of it.
 	 */
-	void *(*binary)(void *ctx, const char *path, Elf *elf, Elf *debug);
+	void *(*binary)(void *ctx, const struct syms_binary *b, Elf *elf, Elf *debug);
 	/* A process image's executable mappings, sorted, just read from /proc. */
 	void (*process)(void *ctx, const struct proc_key *p, const struct syms_mapping *m,
 			size_t n);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -27,6 +28,8 @@ struct table {
 
 struct losses {
 	unsigned long long no_room;	/* binaries whose rows did not fit */
+	unsigned long long build_ids;	/* binaries the build-id map had no room for */
+	unsigned long long files;	/* ... the files map */
 	unsigned long long rows_lost;	/* their rows */
 	unsigned long long procs;	/* processes the map had no room for */
 	unsigned long long mappings;	/* mappings past UNWIND_MAX_MAPPINGS */
@@ -35,12 +38,15 @@ struct losses {
 
 struct unwinder {
 	struct syms *syms;
-	int procs_fd;
+	int procs_fd, build_ids_fd, files_fd;
 	struct unwind_row *rows;	/* the unwind_rows map, mmapped */
 	size_t rows_cap, rows_used, map_size;
 	struct table *tables;
 	unsigned long long binaries, with_cfi, processes;
 	struct losses lost;
+	unsigned int full;		/* processes the map was full for since it was last swept */
+	struct unwind_proc *scratch;	/* one entry, read back to sweep */
+	struct bpf_link *on_exec;
 };
 
 enum unwind_method unwind__parse_method(struct argp_state *state, const char *arg)
@@ -64,22 +70,31 @@ static bool kernel_can(void)
 	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_task_pt_regs, NULL) == 1;
 }
 
-int unwind__configure(const struct unwind_opts *o, struct bpf_map *rows, struct bpf_map *procs,
-		      unsigned int processes)
+/* Build-ids the map holds: a host with more distinct binaries in its stacks is rare. */
+#define UNWIND_BUILD_IDS 16384
+
+int unwind__configure(const struct unwind_opts *o, const struct unwind_bpf *m, bool one_process)
 {
+	struct bpf_map *rows = m->rows, *procs = m->procs;
 	size_t budget = (size_t)o->memory_mb << 20, proc_bytes, nrows;
 	bool cfi = o->method != UNWIND_FP && kernel_can();
+	unsigned int processes = one_process ? 64 : 1024;
 
 	if (o->method == UNWIND_DWARF && !cfi) {
 		pr_err("--unwind=dwarf: this kernel cannot walk stacks with CFI in BPF (it needs "
 		       "bpf_loop, Linux 5.17, and bpf_task_pt_regs, 5.15); use --unwind=fp");
 		return -ENOTSUP;
 	}
+	/* Attached by unwinder__new(), the tables ready. */
+	bpf_program__set_autoload(m->on_exec, cfi && !one_process);
+	bpf_program__set_autoattach(m->on_exec, false);
 	if (!cfi) {
 		pr_debug("user stacks: frame pointers (%s)", o->method == UNWIND_FP ? "--unwind=fp" :
 			 "this kernel has no bpf_loop, Linux 5.17");
 		bpf_map__set_max_entries(rows, 1);
 		bpf_map__set_max_entries(procs, 1);
+		bpf_map__set_max_entries(m->build_ids, 1);
+		bpf_map__set_max_entries(m->files, 1);
 		return 0;
 	}
 	/* A quarter to the processes' mappings, at most what @processes need; rows the rest. */
@@ -92,35 +107,28 @@ int unwind__configure(const struct unwind_opts *o, struct bpf_map *rows, struct 
 		processes = 1;
 	bpf_map__set_max_entries(rows, nrows ? nrows : 1);
 	bpf_map__set_max_entries(procs, processes);
+	bpf_map__set_max_entries(m->build_ids, UNWIND_BUILD_IDS);
+	bpf_map__set_max_entries(m->files, UNWIND_BUILD_IDS);
 	pr_debug("user stacks: CFI (.eh_frame), frame pointers where there is none; room for "
 		 "%zu rows and %u processes in %lu MiB", nrows, processes, o->memory_mb);
 	return 1;
 }
 
 /* Copies a binary's rows into the array, if they fit. */
-static void *on_binary(void *ctx, const char *path, Elf *elf, Elf *debug)
+static void on_binary_rows(struct unwinder *u, struct table *t, const char *path, Elf *elf,
+			   Elf *debug)
 {
-	struct unwinder *u = ctx;
-	struct table *t = calloc(1, sizeof(*t));
 	struct cfi_table c;
-	int err;
+	int err = cfi__build(elf, debug, u->rows_cap - u->rows_used, &c);
 
-	if (!t)
-		return NULL;
-	t->next = u->tables;
-	u->tables = t;
-	u->binaries++;
-	if (elffile__segments(elf, &t->segs, &t->nsegs))
-		return t;
-	err = cfi__build(elf, debug, u->rows_cap - u->rows_used, &c);
 	if (err == -E2BIG) {
 		u->lost.no_room++;
 		pr_debug("%s: its unwind rows do not fit (raise --unwind-memory)", path);
-		return t;
+		return;
 	}
 	if (err) {
 		pr_debug("%s: no call-frame information (%s): frame pointers", path, strerror(-err));
-		return t;
+		return;
 	}
 	memcpy(u->rows + u->rows_used, c.rows, c.n * sizeof(*c.rows));
 	t->first = u->rows_used;
@@ -131,9 +139,70 @@ static void *on_binary(void *ctx, const char *path, Elf *elf, Elf *debug)
 	u->lost.unsupported += c.unsupported;
 	pr_debug("%s: %zu unwind rows for %zu functions", path, c.n, c.fdes);
 	cfi__free(&c);
-	return t;
 }
 
+/*
+ * Enters a binary's build-id, so that the frames the kernel reports by
+ * build-id (in processes whose mappings are not read yet) name it.
+ */
+static void enter_build_id(struct unwinder *u, const struct syms_binary *b)
+{
+	struct unwind_build_id key = {};
+
+	if (!b->build_id || b->id > UNWIND_FILE_ID_MASK)
+		return;
+	memcpy(key.id, b->build_id, b->build_id_len < sizeof(key.id) ? b->build_id_len
+									: sizeof(key.id));
+	if (bpf_map_update_elem(u->build_ids_fd, &key, &b->id, BPF_ANY))
+		u->lost.build_ids++;
+}
+
+/*
+ * The binary's rows by its file, as the kernel names it, for code mapped
+ * after its process was read: placed by its (first) executable segment.
+ */
+static void enter_file(struct unwinder *u, const struct syms_binary *b, const struct table *t)
+{
+	struct unwind_file_key key = {
+		.ino = b->ino,
+		/* The kernel's dev_t: 12 bits of major above 20 of minor. */
+		.dev = major(b->dev) << 20 | minor(b->dev),
+	};
+
+	if (!b->dev || !t->n)
+		return;
+	for (size_t i = 0; i < t->nsegs; i++) {
+		const struct elf_segment *g = &t->segs[i];
+
+		if (g->exec) {
+			struct unwind_file f = { g->offset, g->filesz, g->offset - g->vaddr + t->base,
+						 t->first, t->n };
+
+			if (bpf_map_update_elem(u->files_fd, &key, &f, BPF_ANY))
+				u->lost.files++;
+			return;
+		}
+	}
+}
+
+/* A binary seen for the first time: its rows, and its entries in the build-id and files maps. */
+static void *on_binary(void *ctx, const struct syms_binary *b, Elf *elf, Elf *debug)
+{
+	struct unwinder *u = ctx;
+	struct table *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->next = u->tables;
+	u->tables = t;
+	u->binaries++;
+	if (elffile__segments(elf, &t->segs, &t->nsegs))
+		return t;
+	on_binary_rows(u, t, b->path, elf, debug);
+	enter_build_id(u, b);
+	enter_file(u, b, t);
+	return t;
+}
 /*
  * Where a mapping's rows start: run-time address a is at file offset
  * a - start + pgoff, in the segment holding that offset at its vaddr,
@@ -150,6 +219,41 @@ static bool place(const struct table *t, const struct syms_mapping *m, __u64 *bi
 		}
 	}
 	return false;
+}
+
+/*
+ * The processes map is full: drops the entries of processes that have
+ * exited. Every so many processes turned away, not each: a host with more
+ * live processes than room would have it swept for nothing each time.
+ * Whether room was made.
+ */
+static bool forget_exited(struct unwinder *u)
+{
+	__u32 key, next, *prev = NULL;
+	size_t dropped = 0;
+
+	if (u->full++ % 64)
+		return false;
+	while (!bpf_map_get_next_key(u->procs_fd, prev, &next)) {
+		if (!bpf_map_lookup_elem(u->procs_fd, &next, u->scratch)) {
+			struct proc_key k = {
+				.tgid = next,
+				.exec_id = u->scratch->exec_id,
+				.start_ns = u->scratch->start_ns,
+			};
+
+			if (!syms__alive(u->syms, &k) && !bpf_map_delete_elem(u->procs_fd, &next)) {
+				dropped++;
+				continue;	/* from the same previous key */
+			}
+		}
+		key = next;
+		prev = &key;
+	}
+	pr_debug("unwinder: processes' map full: dropped %zu that exited", dropped);
+	if (dropped)
+		u->full = 0;
+	return dropped;
 }
 
 static void on_process(void *ctx, const struct proc_key *k, const struct syms_mapping *m,
@@ -181,7 +285,9 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 			cfi++;
 		}
 	}
-	if (bpf_map_update_elem(u->procs_fd, &tgid, p, BPF_ANY)) {
+	if (bpf_map_update_elem(u->procs_fd, &tgid, p, BPF_ANY) &&
+	    (errno != E2BIG || !forget_exited(u) ||
+	     bpf_map_update_elem(u->procs_fd, &tgid, p, BPF_ANY))) {
 		u->lost.procs++;
 		pr_debug("pid %u: no room for its mappings: frame pointers", tgid);
 	} else {
@@ -191,8 +297,9 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 	free(p);
 }
 
-struct unwinder *unwinder__new(struct syms *syms, struct bpf_map *rows, struct bpf_map *procs)
+struct unwinder *unwinder__new(struct syms *syms, const struct unwind_bpf *m)
 {
+	struct bpf_map *rows = m->rows, *procs = m->procs;
 	struct unwinder *u = calloc(1, sizeof(*u));
 	long page = sysconf(_SC_PAGESIZE);
 	void *mem;
@@ -211,9 +318,29 @@ struct unwinder *unwinder__new(struct syms *syms, struct bpf_map *rows, struct b
 		return NULL;
 	}
 	u->rows = mem;
+	u->scratch = malloc(sizeof(*u->scratch));
+	if (!u->scratch) {
+		munmap(mem, u->map_size);
+		free(u);
+		errno = ENOMEM;
+		return NULL;
+	}
 	u->procs_fd = bpf_map__fd(procs);
+	u->build_ids_fd = bpf_map__fd(m->build_ids);
+	u->files_fd = bpf_map__fd(m->files);
 	u->syms = syms;
 	syms__observe(syms, &(struct syms_observer){ on_binary, on_process, u });
+	if (bpf_program__autoload(m->on_exec)) {
+		u->on_exec = bpf_program__attach(m->on_exec);
+		if (!u->on_exec) {
+			int err = errno;
+
+			pr_err("cannot attach to sched_process_exec: %s", strerror(err));
+			unwinder__free(u);
+			errno = err;
+			return NULL;
+		}
+	}
 	return u;
 }
 
@@ -221,9 +348,10 @@ void unwinder__warn_losses(const struct unwinder *u, const struct unwind_counts 
 {
 	if (!u)
 		return;
-	pr_debug("user stacks: %llu walked with CFI, %llu by frame pointers before their "
-		 "process's tables were ready, %llu cut short; %llu binaries (%llu with CFI, %zu "
-		 "rows), %llu processes", (unsigned long long)c->cfi, (unsigned long long)c->fp,
+	pr_debug("user stacks: %llu walked with CFI, %llu by frame pointers and build-id before "
+		 "their process's mappings were read, %llu cut short; %llu binaries (%llu with CFI, "
+		 "%zu rows), %llu processes", (unsigned long long)c->cfi,
+		 (unsigned long long)c->by_build_id,
 		 (unsigned long long)c->truncated, u->binaries, u->with_cfi, u->rows_used,
 		 u->processes);
 	if (u->lost.no_room)
@@ -232,6 +360,12 @@ void unwinder__warn_losses(const struct unwinder *u, const struct unwind_counts 
 	if (u->lost.procs)
 		pr_warn("%llu processes had no room for their mappings: walked by frame pointers; "
 			"raise --unwind-memory", u->lost.procs);
+	if (u->lost.build_ids)
+		pr_warn("%llu binaries past the first %d: their frames in processes not yet read "
+			"are [unknown]", u->lost.build_ids, UNWIND_BUILD_IDS);
+	if (u->lost.files)
+		pr_warn("%llu binaries past the first %d: their code mapped after their process was "
+			"read is walked by frame pointers", u->lost.files, UNWIND_BUILD_IDS);
 	if (u->lost.mappings)
 		pr_warn("%llu executable mappings past the first %d of a process: walked by frame "
 			"pointers", u->lost.mappings, UNWIND_MAX_MAPPINGS);
@@ -241,6 +375,7 @@ void unwinder__free(struct unwinder *u)
 {
 	if (!u)
 		return;
+	bpf_link__destroy(u->on_exec);
 	syms__observe(u->syms, &(struct syms_observer){});
 	for (struct table *t = u->tables, *n; t; t = n) {
 		n = t->next;
@@ -248,5 +383,6 @@ void unwinder__free(struct unwinder *u)
 		free(t);
 	}
 	munmap(u->rows, u->map_size);
+	free(u->scratch);
 	free(u);
 }

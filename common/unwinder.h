@@ -11,6 +11,7 @@
 
 struct argp_state;
 struct bpf_map;
+struct bpf_program;
 struct syms;
 
 enum unwind_method {
@@ -30,28 +31,39 @@ struct unwind_opts {
 /* Parses --unwind METHOD (auto, fp, dwarf) for an argp parser. */
 enum unwind_method unwind__parse_method(struct argp_state *state, const char *arg);
 
+/* The unwinder's part of a stack tool's BPF object (bpf/unwind.bpf.h, bpf/stackstore.bpf.h). */
+struct unwind_bpf {
+	struct bpf_map *rows, *procs, *build_ids, *files;
+	struct bpf_program *on_exec;
+};
+
+#define UNWIND_BPF(skel)                                                                   \
+	((struct unwind_bpf){ (skel)->maps.unwind_rows, (skel)->maps.unwind_procs,          \
+			      (skel)->maps.unwind_build_ids, (skel)->maps.unwind_files,     \
+			      (skel)->progs.stack_on_exec })
+
 /*
  * Before the BPF object is loaded: decides whether user stacks are walked
- * with CFI (@o's method, and whether this kernel can: bpf_loop, 5.17), and
- * sizes the maps for it, @processes of them at most. With -v says which.
- * Returns 1 for CFI, 0 for frame pointers, or -ENOTSUP (said) when
- * --unwind=dwarf cannot be had.
+ * with CFI (@o's method, and whether this kernel can: bpf_loop, 5.17),
+ * and sizes the maps for it, for one process (-p) or the whole system.
+ * With -v says which. Returns 1 for CFI, 0 for frame pointers, or
+ * -ENOTSUP (said) when --unwind=dwarf cannot be had.
  */
-int unwind__configure(const struct unwind_opts *o, struct bpf_map *rows, struct bpf_map *procs,
-		      unsigned int processes);
+int unwind__configure(const struct unwind_opts *o, const struct unwind_bpf *b, bool one_process);
 
 struct unwinder;
 
 /*
- * After loading: fills @rows and @procs for every binary and process
- * @syms sees from now on. NULL and errno on failure.
+ * After loading: fills the maps for every binary and process @syms sees
+ * from now on, and (whole system) has processes read as they exec. NULL
+ * and errno on failure.
  */
-struct unwinder *unwinder__new(struct syms *syms, struct bpf_map *rows, struct bpf_map *procs);
+struct unwinder *unwinder__new(struct syms *syms, const struct unwind_bpf *b);
 
 /* Says on stderr, at exit, what did not fit and how stacks were walked (@counts). */
 void unwinder__warn_losses(const struct unwinder *u, const struct unwind_counts *counts);
 
-/* Stops following @syms and frees the tables' user-side records. */
+/* Stops following @syms and execs, and frees the tables' user-side records. */
 void unwinder__free(struct unwinder *u);
 
 #endif

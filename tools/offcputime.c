@@ -77,6 +77,7 @@ static void configure(struct offcputime_bpf *obj)
 int main(int argc, char **argv)
 {
 	struct offcpu o = {};
+	struct unwind_bpf ubpf;
 	struct run run;
 	int err;
 
@@ -97,14 +98,14 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	configure(o.obj);
-	err = offcpu__unwind_setup(o.obj->maps.unwind_rows, o.obj->maps.unwind_procs);
+	ubpf = UNWIND_BPF(o.obj);
+	err = offcpu__unwind_setup(&ubpf);
 	if (err < 0)
 		goto out;
 	o.obj->rodata->unwind_cfi = err;
 	err = tool__load(o.obj->skeleton);
 	if (!err && o.obj->rodata->unwind_cfi) {
-		o.unwinder = offcpu__unwinder(o.syms, o.obj->maps.unwind_rows,
-					      o.obj->maps.unwind_procs);
+		o.unwinder = offcpu__unwinder(o.syms, &ubpf);
 		if (!o.unwinder)
 			err = -errno;
 	}

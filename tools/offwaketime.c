@@ -140,6 +140,7 @@ static int report(void *ctx, const struct report_info *info)
 int main(int argc, char **argv)
 {
 	struct offwake o = {};
+	struct unwind_bpf ubpf;
 	struct run run;
 	bool btf;
 	int err;
@@ -173,14 +174,14 @@ int main(int argc, char **argv)
 		bpf_map__set_max_entries(o.obj->maps.blocked_tid, 1);
 	pr_debug("attaching to sched_switch and sched_waking with %s", btf ? "tp_btf" : "raw_tp");
 
-	err = offcpu__unwind_setup(o.obj->maps.unwind_rows, o.obj->maps.unwind_procs);
+	ubpf = UNWIND_BPF(o.obj);
+	err = offcpu__unwind_setup(&ubpf);
 	if (err < 0)
 		goto out;
 	o.obj->rodata->unwind_cfi = err;
 	err = tool__load(o.obj->skeleton);
 	if (!err && o.obj->rodata->unwind_cfi) {
-		o.unwinder = offcpu__unwinder(o.syms, o.obj->maps.unwind_rows,
-					      o.obj->maps.unwind_procs);
+		o.unwinder = offcpu__unwinder(o.syms, &ubpf);
 		if (!o.unwinder)
 			err = -errno;
 	}

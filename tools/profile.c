@@ -211,6 +211,7 @@ int main(int argc, char **argv)
 {
 	struct profile p = {};
 	struct sampler_opts so;
+	struct unwind_bpf ubpf;
 	int64_t start_wall = now_ns(CLOCK_REALTIME);
 	char title[80], sub[512];
 	struct run run;
@@ -267,8 +268,8 @@ int main(int argc, char **argv)
 	bpf_map__set_max_entries(p.obj->maps.counts, env.hash_storage);
 	if (env.kernel_only)
 		stack_opts.unwind.method = UNWIND_FP;	/* no user stacks to walk */
-	err = unwind__configure(&stack_opts.unwind, p.obj->maps.unwind_rows,
-				p.obj->maps.unwind_procs, env.pid || env.tid ? 64 : 1024);
+	ubpf = UNWIND_BPF(p.obj);
+	err = unwind__configure(&stack_opts.unwind, &ubpf, env.pid || env.tid);
 	if (err < 0)
 		goto out;
 	p.obj->rodata->unwind_cfi = err;
@@ -276,7 +277,7 @@ int main(int argc, char **argv)
 	if (err)
 		goto out;
 	if (p.obj->rodata->unwind_cfi) {
-		p.unwinder = unwinder__new(p.syms, p.obj->maps.unwind_rows, p.obj->maps.unwind_procs);
+		p.unwinder = unwinder__new(p.syms, &ubpf);
 		if (!p.unwinder) {
 			err = -errno;
 			goto out;

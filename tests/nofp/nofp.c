@@ -14,6 +14,8 @@
  *        nofp pipe N MS       -- after SIGUSR1: a reader blocks N times in
  *                                nofp_reader_leaf's read(), a writer wakes it
  *                                from nofp_writer_leaf after MS ms; "done"
+ *        nofp nap N MS        -- sleeps N times MS ms in nofp_nap_leaf, under
+ *                                nofp_level1 (short-lived processes, offcputime)
  * Prints "pid PID" first.
  */
 #include <dlfcn.h>
@@ -47,9 +49,22 @@ NOFP void nofp_leaf(double until)
 		sink++;
 }
 
+/* until < 0: sleeps -until times ms ms instead of spinning. */
+NOFP void nofp_nap_leaf(double until)
+{
+	struct timespec ts = { ms / 1000, ms % 1000 * 1000000L };
+
+	for (int i = 0; i < -until; i++)
+		nanosleep(&ts, NULL);
+	sink++;
+}
+
 NOFP void nofp_level3(double until)
 {
-	nofp_leaf(until);
+	if (until < 0)
+		nofp_nap_leaf(until);
+	else
+		nofp_leaf(until);
 	sink++;
 }
 
@@ -163,6 +178,9 @@ int main(int argc, char **argv)
 		printf("loaded\n");
 		fflush(stdout);
 		nofp_dlopened(outer, now() + atof(argv[3]));
+	} else if (!strcmp(mode, "nap") && argc == 4) {
+		ms = atoi(argv[3]);
+		nofp_level1(-atoi(argv[2]));
 	} else if (!strcmp(mode, "signal")) {
 		struct itimerval it = { { 0, 20000 }, { 0, 20000 } };
 

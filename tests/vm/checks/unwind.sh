@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # The CFI unwinder on a test VM's kernel: the -O2 nofp workload (no frame
 # pointers; in the guests one static binary) profiled, its leaf's samples
-# with the whole chain up to main; offcputime on its blocked reader.
+# with the whole chain up to main; offcputime on its blocked reader, and
+# system-wide on short-lived processes, each read as it execs.
 #
 # POSIX sh; see tests/vm/lib.sh.
 
@@ -49,4 +50,20 @@ if vm_attach "$SCRATCH/uw.out" "$SCRATCH/uw.err" offcputime -U -f -p $wpid; then
 else
 	kill $wpid 2> /dev/null
 	result unwind offcputime-cfi fail "rc=$vm_rc $(tail -n 2 "$SCRATCH/uw.err")"
+fi
+
+# Short-lived: 60 processes, each blocked 3 times 1 ms, gone before the report.
+if vm_attach "$SCRATCH/uw.out" "$SCRATCH/uw.err" offcputime -U -f; then
+	i=0
+	while [ $i -lt 60 ]; do
+		"$WL/nofp" nap 3 1 > /dev/null
+		i=$((i + 1))
+	done
+	kill -INT $vm_tpid
+	wait $vm_tpid
+	rc=$?
+	set -- $(uw_share "$SCRATCH/uw.out" nofp_nap_leaf "main;nofp_level1;nofp_level2;nofp_level3")
+	uw_verdict short-lived "$1" "$2" "rc=$rc $(tail -n 2 "$SCRATCH/uw.err") $(head -c 400 "$SCRATCH/uw.out")" offcputime
+else
+	result unwind short-lived fail "rc=$vm_rc $(tail -n 2 "$SCRATCH/uw.err")"
 fi
