@@ -181,7 +181,10 @@ static void xml_text(FILE *f, const char *s)
 	}
 }
 
-/* Red for user code, orange for the kernel, green for JIT, grey for the rest (flamegraph.pl's habit). */
+/*
+ * Red for user code, orange for the kernel, green for JIT, aqua for inlined
+ * calls, grey for the rest (flamegraph.pl's habit).
+ */
 static void colour(const struct node *n, char *buf, size_t size)
 {
 	uint32_t h = 2166136261u;
@@ -194,6 +197,9 @@ static void colour(const struct node *n, char *buf, size_t size)
 		break;
 	case FRAME_JIT:
 		snprintf(buf, size, "rgb(%u,%u,%u)", 60 + h % 50, 180 + (h >> 8) % 60, 60 + (h >> 16) % 50);
+		break;
+	case FRAME_INLINE:
+		snprintf(buf, size, "rgb(%u,%u,%u)", 40 + h % 50, 180 + (h >> 8) % 50, 190 + (h >> 16) % 50);
 		break;
 	case FRAME_USER:
 		/* Less green than the kernel's orange, so the two kinds stay apart. */
@@ -213,6 +219,8 @@ static void emit(FILE *f, const struct node *n, double x, int depth, int height,
 	colour(n, fill, sizeof(fill));
 	fprintf(f, "<g class=\"f\" data-v=\"%llu\"><title>", (unsigned long long)n->value);
 	xml_text(f, n->name);
+	if (n->kind == FRAME_INLINE)
+		fputs(" (inlined)", f);
 	fprintf(f, " (%llu %s, %.2f%%)</title><rect x=\"%.3f\" y=\"%d\" width=\"%.3f\" height=\"%d\" "
 		"fill=\"%s\" rx=\"2\"/><text x=\"%.3f\" y=\"%d\">",
 		(unsigned long long)n->value, unit, total ? 100.0 * n->value / total : 0, x,

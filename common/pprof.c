@@ -181,6 +181,130 @@ static void value_type(struct pb *b, int field, struct strtab *t, const char *ty
 	free(m.p);
 }
 
+/*
+ * A frame with the calls inlined at it, leaf first and the frame last, is
+ * one Location with a Line each, as profile.proto has inlining. Such runs,
+ * each kept once, are numbered after the frames' own Locations.
+ */
+#define RUN_MAX 32
+
+struct runs {
+	uint32_t *frames;	/* every run's frame ids, end to end */
+	size_t nframes, frames_cap;
+	struct run { uint32_t first, n; } *v;
+	size_t n, cap;
+	uint32_t *slot;		/* open addressing: run index + 1, 0 free */
+	size_t slots;
+};
+
+static uint64_t run_hash(const uint32_t *f, uint32_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (uint32_t i = 0; i < n; i++)
+		h = (h ^ f[i]) * 1099511628211ULL;
+	return h;
+}
+
+static bool run_is(const struct runs *r, uint32_t idx, const uint32_t *f, uint32_t n)
+{
+	return r->v[idx].n == n && !memcmp(r->frames + r->v[idx].first, f, n * sizeof(*f));
+}
+
+static int runs_grow(struct runs *r)
+{
+	size_t slots = r->slots ? r->slots * 2 : 64;
+	uint32_t *t = calloc(slots, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->n; i++) {
+		size_t k = run_hash(r->frames + r->v[i].first, r->v[i].n) & (slots - 1);
+
+		while (t[k])
+			k = (k + 1) & (slots - 1);
+		t[k] = i + 1;
+	}
+	free(r->slot);
+	r->slot = t;
+	r->slots = slots;
+	return 0;
+}
+
+/* The index of run @f (@n frame ids), added if new; negative errno. */
+static int64_t runs_get(struct runs *r, const uint32_t *f, uint32_t n)
+{
+	size_t k;
+
+	if ((r->n + 1) * 2 > r->slots && runs_grow(r))
+		return -ENOMEM;
+	for (k = run_hash(f, n) & (r->slots - 1); r->slot[k]; k = (k + 1) & (r->slots - 1))
+		if (run_is(r, r->slot[k] - 1, f, n))
+			return r->slot[k] - 1;
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 64;
+		struct run *v = realloc(r->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->v = v;
+		r->cap = cap;
+	}
+	if (r->nframes + n > r->frames_cap) {
+		size_t cap = r->frames_cap ? r->frames_cap * 2 : 256;
+		uint32_t *t;
+
+		while (cap < r->nframes + n)
+			cap *= 2;
+		t = realloc(r->frames, cap * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		r->frames = t;
+		r->frames_cap = cap;
+	}
+	memcpy(r->frames + r->nframes, f, n * sizeof(*f));
+	r->v[r->n] = (struct run){ r->nframes, n };
+	r->nframes += n;
+	r->slot[k] = ++r->n;
+	return r->n - 1;
+}
+
+/*
+ * Stack @st's location ids into @ids, leaf first: a frame's own, or its
+ * run's with the calls inlined at it. Their count, or negative errno.
+ */
+static int64_t location_ids(const struct stackset *set, const struct stack *st, struct runs *r,
+			    uint64_t *ids)
+{
+	uint32_t nframes = stackset__frames(set), run[RUN_MAX];
+	size_t m = 0, k = 0;
+
+	while (k < st->n) {
+		uint32_t n = 0;
+		int64_t idx;
+
+		/* Leaf first: the inlined calls, then the frame they are in. */
+		while (k + n < st->n && n < RUN_MAX &&
+		       stackset__frame(set, st->frames[st->n - 1 - k - n])->kind == FRAME_INLINE) {
+			run[n] = st->frames[st->n - 1 - k - n];
+			n++;
+		}
+		if (!n || k + n == st->n || n == RUN_MAX) {
+			/* No inlined call, or (never from stackread) no frame after them. */
+			ids[m++] = st->frames[st->n - 1 - k] + 1;
+			k++;
+			continue;
+		}
+		run[n] = st->frames[st->n - 1 - k - n];
+		idx = runs_get(r, run, n + 1);
+		if (idx < 0)
+			return idx;
+		ids[m++] = (uint64_t)nframes + 1 + idx;
+		k += n + 1;
+	}
+	return m;
+}
+
 /* gzip's framing (deflate with window bits 16 + 15) around @b, written to @f. */
 static int gzip_to(FILE *f, const struct pb *b)
 {
@@ -213,8 +337,10 @@ int pprof__write(const struct stackset *set, FILE *f, const struct pprof_opts *o
 {
 	struct strtab t = { .n = 1 };
 	struct pb out = {}, m = {};
+	struct runs runs = {};
 	uint64_t *ids = NULL;
 	size_t ids_cap = 0;
+	int64_t nids;
 	int err;
 
 	t.s = calloc(256, sizeof(*t.s));
@@ -241,9 +367,10 @@ int pprof__write(const struct stackset *set, FILE *f, const struct pprof_opts *o
 			ids_cap = st->n;
 		}
 		/* Each frame of the set is one Location and one Function, numbered from 1. */
-		for (size_t k = 0; k < st->n; k++)
-			ids[k] = st->frames[st->n - 1 - k] + 1;
-		for (size_t k = 0; k < st->n; k++)
+		nids = location_ids(set, st, &runs, ids);
+		if (nids < 0)
+			goto oom;
+		for (int64_t k = 0; k < nids; k++)
 			pb_varint(&ids_msg, ids[k]);
 		pb_varint(&vals, st->value);
 		if (o->type2)
@@ -292,6 +419,25 @@ int pprof__write(const struct stackset *set, FILE *f, const struct pprof_opts *o
 		free(loc.p);
 		free(fn.p);
 	}
+	/* Frames with inlined calls: the frame's address and binary, a Line each. */
+	for (size_t i = 0; i < runs.n; i++) {
+		const uint32_t *f = runs.frames + runs.v[i].first;
+		const struct frame *n = stackset__frame(set, f[runs.v[i].n - 1]);
+		struct pb loc = {};
+
+		pb_uint(&loc, 1, stackset__frames(set) + 1 + i);	/* id */
+		pb_uint(&loc, 2, str_index(&t, n->module));		/* mapping_id */
+		pb_uint(&loc, 3, n->addr);				/* address */
+		for (uint32_t k = 0; k < runs.v[i].n; k++) {
+			struct pb line = {};
+
+			pb_uint(&line, 1, f[k] + 1);			/* function_id */
+			pb_message(&loc, 4, &line);
+			free(line.p);
+		}
+		pb_message(&out, 4, &loc);
+		free(loc.p);
+	}
 
 	pb_uint(&out, 9, o->time_nanos);
 	pb_uint(&out, 10, o->duration_nanos);
@@ -308,6 +454,9 @@ oom:
 out:
 	free(out.p);
 	free(ids);
+	free(runs.frames);
+	free(runs.v);
+	free(runs.slot);
 	free(t.ix.slot);
 	free(t.s);
 	return err;

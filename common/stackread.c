@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
+#include "inlines.h"
 #include "stackread.h"
 #include "unwind.h"
 #include "syms.h"
@@ -130,7 +131,7 @@ static const char *unwind_mark(__u64 ip)
 
 int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key, struct frame *out)
 {
-	int n;
+	int n, k = 0;
 
 	if (key == STACK_NONE)
 		return 0;
@@ -138,11 +139,12 @@ int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key
 	if (n < 0)
 		return missed(st, out, false);
 	for (int i = 0; i < n; i++) {
-		const char *mark = unwind_mark(st->trace.ips[i]);
+		const char *mark = unwind_mark(st->trace.ips[i]), *inl[INLINES_MAX_DEPTH];
 		struct sym_info si;
+		int ni, room;
 
 		if (mark) {
-			out[i] = (struct frame){ .name = mark, .kind = FRAME_UNKNOWN };
+			out[k++] = (struct frame){ .name = mark, .kind = FRAME_UNKNOWN };
 			continue;
 		}
 		if (UNWIND_IS_FILE_FRAME(st->trace.ips[i]))
@@ -151,7 +153,18 @@ int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key
 					  st->trace.ips[i] & ((1ULL << UNWIND_FILE_OFF_BITS) - 1), &si);
 		else
 			syms__user(st->syms, proc, st->trace.ips[i], &si);
-		out[i] = (struct frame){
+		/* Room kept for every real frame still to come. */
+		room = STACKREAD_MAX_USER - k - (n - i);
+		ni = syms__inlines(&si, i == 0, inl, room < INLINES_MAX_DEPTH ? room : INLINES_MAX_DEPTH);
+		for (int j = 0; j < ni; j++)
+			out[k++] = (struct frame){
+				.name = inl[j],
+				.kind = FRAME_INLINE,
+				.addr = st->trace.ips[i],
+				.module = si.path,
+				.build_id = si.build_id,
+			};
+		out[k++] = (struct frame){
 			.name = si.name ? si.name : SYM_UNKNOWN_NAME,
 			.kind = si.kind == SYM_JIT ? FRAME_JIT : si.name ? FRAME_USER : FRAME_UNKNOWN,
 			.addr = st->trace.ips[i],
@@ -159,5 +172,5 @@ int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key
 			.build_id = si.build_id,
 		};
 	}
-	return n;
+	return k;
 }

@@ -22,9 +22,14 @@ struct stackread;
 struct stackread *stackread__new(struct syms *syms, int stack_map_fd);
 void stackread__free(struct stackread *st);
 
+/* A user stack's frames with the calls inlined at them, at most. */
+#define STACKREAD_MAX_USER (2 * STACK_MAX_DEPTH)
+
 /*
  * The frames of stack @key, leaf first, into @out (room for
- * STACK_MAX_DEPTH). Kernel stacks lose the tracer's own frames
+ * STACK_MAX_DEPTH; for user stacks STACKREAD_MAX_USER, with a frame for
+ * each inlined call, FRAME_INLINE, before the frame it is inlined in,
+ * where the binary has DWARF). Kernel stacks lose the tracer's own frames
  * (bpf_prog_*, bpf_trace_run*, __bpf_trace_*, __traceiter_*). A stack that
  * was taken but could not be stored (STACK_LOST, or gone from the map) is
  * one frame, "[Missed Kernel Stack]" or "[Missed User Stack]", and is

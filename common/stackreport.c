@@ -77,7 +77,7 @@ static const char *annotated(struct stackreport *r, const char *name)
 size_t stackreport__thread(struct stackreport *r, const struct proc_key *proc,
 			   __u64 user_stack, __u64 kernel_stack, struct frame *out)
 {
-	struct frame user[STACK_MAX_DEPTH];
+	struct frame user[STACKREAD_MAX_USER];
 	int nk = 0, nu = 0;
 	size_t n;
 
@@ -101,7 +101,7 @@ size_t stackreport__thread(struct stackreport *r, const struct proc_key *proc,
 static size_t key_fold(struct stackreport *r, const void *k, struct frame *out)
 {
 	const struct stack_key *key = k;
-	static struct frame leaf_first[2 * STACK_MAX_DEPTH + 1];
+	static struct frame leaf_first[STACKREPORT_MAX_THREAD];
 	size_t n = stackreport__thread(r, &key->proc, key->user_stack, key->kernel_stack,
 				       leaf_first);
 
@@ -121,7 +121,8 @@ void stackreport__print_frames(const struct frame *f, size_t n)
 		}
 		fputs("    ", stdout);
 		escape__print(stdout, f[i].name, ESCAPE_TEXT);
-		putchar('\n');
+		/* perf script's mark. */
+		fputs(f[i].kind == FRAME_INLINE ? " (inlined)\n" : "\n", stdout);
 	}
 }
 
@@ -129,7 +130,7 @@ void stackreport__print_frames(const struct frame *f, size_t n)
 static void key_print_text(struct stackreport *r, const void *k, uint64_t value)
 {
 	const struct stack_key *key = k;
-	static struct frame f[2 * STACK_MAX_DEPTH + 1];
+	static struct frame f[STACKREPORT_MAX_THREAD];
 	stackreport__print_frames(f, stackreport__thread(r, &key->proc, key->user_stack,
 							 key->kernel_stack, f));
 	printf("    %-16s ", "-");
@@ -269,6 +270,19 @@ static int write_file(const struct stackset *set, const char *path, bool svg,
 	return err;
 }
 
+/* A frame's name in a JSON line's frames, inlined calls marked as in folded output. */
+static void json_frame(struct json *j, const struct frame *f)
+{
+	char *marked;
+
+	if (f->kind != FRAME_INLINE) {
+		json__str(j, NULL, f->name);
+	} else if (asprintf(&marked, "%s_[i]", f->name) >= 0) {
+		json__str(j, NULL, marked);
+		free(marked);
+	}
+}
+
 int stackreport__print(struct stackreport *r)
 {
 	static struct frame f[STACKREPORT_MAX_FRAMES];
@@ -317,7 +331,7 @@ int stackreport__print(struct stackreport *r)
 			json__begin_array(&j, "frames");	/* root first, as in folded output */
 			for (size_t k = 0; k < nf; k++)
 				if (f[k].kind != FRAME_ROOT)	/* the names are fields */
-					json__str(&j, NULL, f[k].name);
+					json_frame(&j, &f[k]);
 			json__end_array(&j);
 			json__end_line(&j);
 		}

@@ -11,6 +11,7 @@
 #include "flamegraph.h"
 #include "pprof.h"
 #include "stack_key.h"
+#include "stackread.h"
 #include "stackset.h"
 
 struct argp_state;
@@ -20,8 +21,11 @@ struct stackread;
 struct syms;
 struct stackreport;
 
-/* Room for the frames of one folded key: offwaketime's two stacks, both kinds, and names. */
-#define STACKREPORT_MAX_FRAMES (4 * 127 + 8)
+/* Room for the frames of one thread: kernel, "-", user with inlined calls. */
+#define STACKREPORT_MAX_THREAD (STACK_MAX_DEPTH + 1 + STACKREAD_MAX_USER)
+
+/* Room for the frames of one folded key: offwaketime's two threads, and names. */
+#define STACKREPORT_MAX_FRAMES (2 * STACKREPORT_MAX_THREAD + 8)
 
 /*
  * What a tool's key means. The default, for struct stack_key, is used when
@@ -73,7 +77,7 @@ int stackreport__track(struct stackreport *r);
 /*
  * The frames of one thread's stacks, leaf first: kernel, then (with -d) a
  * "-" delimiter, then user; kernel frames with "_[k]" under -a. Returns the
- * count written to @out (room for 2 * STACK_MAX_DEPTH + 1).
+ * count written to @out (room for STACKREPORT_MAX_THREAD).
  */
 size_t stackreport__thread(struct stackreport *r, const struct proc_key *proc,
 			   __u64 user_stack, __u64 kernel_stack, struct frame *out);

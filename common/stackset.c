@@ -344,9 +344,14 @@ int stackset__write_folded(const struct stackset *s, FILE *f)
 		const struct stack *st = &s->entries[i].stack;
 
 		for (size_t k = 0; k < st->n; k++) {
+			const struct frame *fr = &s->frames[st->frames[k]];
+
 			if (k)
 				fputc(';', f);
-			escape__print(f, s->frames[st->frames[k]].name, ESCAPE_FOLDED);
+			escape__print(f, fr->name, ESCAPE_FOLDED);
+			/* stackcollapse-perf.pl --inline's mark, which flamegraph.pl colours. */
+			if (fr->kind == FRAME_INLINE)
+				fputs("_[i]", f);
 		}
 		fprintf(f, " %llu\n", (unsigned long long)st->value);
 	}

@@ -16,6 +16,7 @@
 
 #include "debuginfo.h"
 #include "elffile.h"
+#include "inlines.h"
 #include "ksyms.h"
 #include "perfmap.h"
 #include "procfile.h"
@@ -53,6 +54,7 @@ struct binary {
 	struct symtab syms;
 	void *observed;		/* what the observer keeps of it */
 	uint32_t num;		/* its index in syms' binaries by number */
+	struct inlines *inlines;	/* from its DWARF or its debug file's; NULL if none */
 };
 
 struct vma {
@@ -151,6 +153,7 @@ static void binary_free(struct binary *b)
 	free(b->build_id);
 	free(b->segs);
 	symtab__free(&b->syms);
+	inlines__free(b->inlines);
 	free(b);
 }
 
@@ -246,6 +249,25 @@ static void release_fd(struct syms *s, struct binary *b)
 }
 
 /* Symbols from a debug file, if one is found that is provably this binary's. */
+/*
+ * Keeps a descriptor of the ELF file on @fd, which has DWARF, to name the
+ * calls inlined at the binary's addresses: while descriptors last.
+ */
+static void open_inlines(struct syms *s, struct binary *b, int fd)
+{
+	int copy;
+
+	if (s->open_fds >= s->fd_budget) {
+		pr_debug("%s: inlined calls not named: out of descriptors", b->path);
+		return;
+	}
+	copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (copy < 0)
+		return;
+	b->inlines = inlines__open(copy);
+	s->open_fds += !!b->inlines;
+}
+
 static void load_debug_file(struct syms *s, struct binary *b, const char *debuglink,
 			    uint32_t crc)
 {
@@ -267,6 +289,8 @@ static void load_debug_file(struct syms *s, struct binary *b, const char *debugl
 		int n = elffile__symbols(elf, SHT_SYMTAB, true, &b->syms);
 
 		pr_debug("%s: %d symbols from %s", b->path, n > 0 ? n : 0, found);
+		if (!b->inlines && elffile__has_section(elf, ".debug_info"))
+			open_inlines(s, b, fd);
 		elf_end(elf);
 	}
 	close(fd);
@@ -335,6 +359,8 @@ static void binary_load(struct syms *s, struct binary *b)
 	}
 	elffile__symbols(elf, SHT_DYNSYM, true, &b->syms);
 	elffile__plt_symbols(elf, &b->syms);
+	if (elffile__has_section(elf, ".debug_info"))
+		open_inlines(s, b, b->fd);
 	if (elffile__symbols(elf, SHT_SYMTAB, true, &b->syms) == -ENOENT) {
 		/* Stripped: what the distribution or the builder left elsewhere. */
 		has_debuglink = !elffile__debuglink(elf, debuglink, sizeof(debuglink), &crc);
@@ -751,6 +777,8 @@ static bool binary_lookup(struct syms *s, struct binary *b, const struct vma *v,
 	}
 	if (!found)
 		return false;
+	out->binary = b;
+	out->vaddr = vaddr;
 	u = symtab__find(&b->syms, vaddr);
 	if (!u)
 		return false;
@@ -862,6 +890,16 @@ int syms__file(struct syms *s, int fd, uint64_t offset, struct sym_info *out)
 		return -ENOENT;
 	out->kind = SYM_USER;
 	return 0;
+}
+
+int syms__inlines(const struct sym_info *si, bool exact, const char **names, int max)
+{
+	struct binary *b = si->binary;
+
+	if (!si->name || !b || !b->inlines || si->kind == SYM_JIT || (!exact && !si->vaddr))
+		return 0;
+	/* A return address may be past the call, and past an inlined call's end. */
+	return inlines__find(b->inlines, si->vaddr - !exact, names, max);
 }
 
 void syms__warn_losses(const struct syms *s)

@@ -3,6 +3,7 @@
 #ifndef BPFSCOPE_SYMS_H
 #define BPFSCOPE_SYMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -19,6 +20,8 @@ enum sym_kind {
 	SYM_VDSO,
 };
 
+struct binary;
+
 struct sym_info {
 	const char *name;	/* NULL when unknown */
 	uint64_t offset;	/* from the symbol's start */
@@ -26,6 +29,8 @@ struct sym_info {
 	const char *path;	/* the binary's path, for user frames */
 	const char *build_id;	/* hex, when the binary has one */
 	enum sym_kind kind;
+	struct binary *binary;	/* user frames: where, for syms__inlines() */
+	uint64_t vaddr;
 };
 
 /* Unknown frames are spelled this way everywhere. */
@@ -90,6 +95,15 @@ int syms__user(struct syms *s, const struct proc_key *p, uint64_t addr, struct s
  * a frame found by its file, whose process may be long gone.
  */
 int syms__file_offset(struct syms *s, uint32_t id, uint64_t offset, struct sym_info *out);
+
+/*
+ * The calls inlined where the user frame @si (as syms__user() or
+ * syms__file_offset() named it) is, innermost first, into @names, at most
+ * @max, from the binary's DWARF: their number, 0 without DWARF. @exact:
+ * the address is the instruction itself (a stack's first frame), not a
+ * return address.
+ */
+int syms__inlines(const struct sym_info *si, bool exact, const char **names, int max);
 
 /*
  * The symbol at file offset @offset of the ELF file open on @fd (the

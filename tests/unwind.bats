@@ -230,3 +230,39 @@ named() {
 	assert_failure
 	share "$T/folded" nofp_leaf "$CHAIN"
 }
+
+@test "unwind: calls inlined where DWARF says so, marked in every output" {
+	require_bpf
+	# nofp_inl_a and nofp_inl_b are always inlined into nofp_inline_host:
+	# only the -g build's DWARF knows them; the first frame (the loop in
+	# nofp_inl_b) and return addresses (its call of nofp_leaf) both.
+	start "$NOFP" inline 8
+	"$BIN/profile" -p "$WPID" -F 199 -f --svg "$T/p.svg" --pprof "$T/p.pb.gz" 2 \
+		> "$T/folded" 2> "$T/err"
+	awk '/;nofp_inline_host(;| )/ { all += $NF; if ($0 ~ /;main;nofp_inline_host;nofp_inl_a_\[i\];nofp_inl_b_\[i\](;| )/) whole += $NF }
+		END { printf "%d of %d\n", whole, all; exit !(all > 100 && whole * 100 >= 95 * all) }' "$T/folded"
+	grep -q ';nofp_inl_b_\[i\];nofp_leaf' "$T/folded"
+	grep -q ';nofp_inl_b_\[i\];now_\[i\]' "$T/folded"
+	# Inlined calls in the SVG: their own colour, and said in the title.
+	grep -q '<title>nofp_inl_b (inlined) (' "$T/p.svg"
+	# pprof: one location, a line per call, innermost first; "(inline)" in its traces.
+	go tool pprof -raw "$T/p.pb.gz" 2>/dev/null > "$T/raw"
+	grep -A2 -E '^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ nofp_inl_b ' "$T/raw" > "$T/loc"
+	sed -n 2p "$T/loc" | grep -q '^ *nofp_inl_a '
+	sed -n 3p "$T/loc" | grep -q '^ *nofp_inline_host '
+	go tool pprof -traces "$T/p.pb.gz" 2>/dev/null | grep -q 'nofp_inl_a (inline)'
+	# JSON as folded; bcc's text as perf script marks them.
+	"$BIN/profile" -p "$WPID" -F 199 --json 1 > "$T/json" 2>/dev/null
+	grep '"nofp_inline_host"' "$T/json" | grep -q '"nofp_inl_a_\[i\]","nofp_inl_b_\[i\]"'
+	"$BIN/profile" -p "$WPID" -F 199 1 > "$T/text" 2>/dev/null
+	grep -B1 '^    nofp_inline_host$' "$T/text" | grep -q '^    nofp_inl_a (inlined)$'
+	# Without DWARF (stripped, .symtab kept): the same stacks without them.
+	stop_bg "$WPID"
+	objcopy --strip-debug "$NOFP" "$T/nofp-nodebug"
+	cp "$WL/libnofplib.so" "$T/"	# found by its $ORIGIN rpath
+	start "$T/nofp-nodebug" inline 4
+	"$BIN/profile" -p "$WPID" -F 199 -f 2 > "$T/folded" 2>/dev/null
+	grep -q ';main;nofp_inline_host;nofp_leaf' "$T/folded"
+	run grep -F '_[i]' "$T/folded"
+	assert_failure
+}

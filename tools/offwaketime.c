@@ -54,7 +54,7 @@ struct offwake {
 static size_t fold(struct stackreport *r, const void *k, struct frame *out)
 {
 	const struct offwake_key *key = k;
-	static struct frame t[2 * STACK_MAX_DEPTH + 1], w[2 * STACK_MAX_DEPTH + 1];
+	static struct frame t[STACKREPORT_MAX_THREAD], w[STACKREPORT_MAX_THREAD];
 	size_t nt = stackreport__thread(r, &key->target_proc, key->target_user_stack,
 					key->target_kernel_stack, t);
 	size_t nw = stackreport__thread(r, &key->waker_proc, key->waker_user_stack,
@@ -82,7 +82,7 @@ static void print_name(const char *what, const char *comm, __u32 tid)
 static void print_text(struct stackreport *r, const void *k, uint64_t total)
 {
 	const struct offwake_key *key = k;
-	static struct frame f[2 * STACK_MAX_DEPTH + 1];
+	static struct frame f[STACKREPORT_MAX_THREAD];
 
 	print_name("waker:", key->waker, key->waker_tid);
 	stackreport__print_frames(f, stackreport__thread(r, &key->waker_proc,

@@ -16,6 +16,9 @@
  *                                from nofp_writer_leaf after MS ms; "done"
  *        nofp nap N MS        -- sleeps N times MS ms in nofp_nap_leaf, under
  *                                nofp_level1 (short-lived processes, offcputime)
+ *        nofp inline SECONDS  -- nofp_inline_host, into which nofp_inl_a and
+ *                                nofp_inl_b are inlined; the latter spins,
+ *                                half itself, half in nofp_leaf
  * Prints "pid PID" first.
  */
 #include <dlfcn.h>
@@ -77,6 +80,31 @@ NOFP void nofp_level2(double until)
 NOFP void nofp_level1(double until)
 {
 	nofp_level2(until);
+	sink++;
+}
+
+/* Always inlined: only DWARF (the build's -g) knows these calls. */
+static inline __attribute__((always_inline)) void nofp_inl_b(double until)
+{
+	while (now() < until) {
+		double half = now() + 0.001;
+
+		nofp_leaf(half);
+		half += 0.001;
+		while (now() < half)
+			sink++;
+	}
+}
+
+static inline __attribute__((always_inline)) void nofp_inl_a(double until)
+{
+	nofp_inl_b(until);
+	sink++;
+}
+
+NOFP void nofp_inline_host(double until)
+{
+	nofp_inl_a(until);
 	sink++;
 }
 
@@ -164,6 +192,8 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (!strcmp(mode, "spin")) {
 		nofp_level1(now() + secs);
+	} else if (!strcmp(mode, "inline")) {
+		nofp_inline_host(now() + secs);
 	} else if (!strcmp(mode, "lib")) {
 		nofp_to_lib(now() + secs);
 	} else if (!strcmp(mode, "dlopen") && argc == 4) {

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* The calls inlined at an address of a binary, from its DWARF, as perf and addr2line -i show them. */
+#ifndef BPFSCOPE_INLINES_H
+#define BPFSCOPE_INLINES_H
+
+#include <stdint.h>
+
+struct inlines;
+
+/* Calls inlined into one another at one address, at most. */
+#define INLINES_MAX_DEPTH 16
+
+/*
+ * Reads the DWARF of the ELF file on @fd, which it takes: NULL (and @fd
+ * closed) when there is none, or a section is larger than it will read.
+ */
+struct inlines *inlines__open(int fd);
+
+/*
+ * The functions inlined at @vaddr (the ELF's virtual address), innermost
+ * first, into @names, at most @max: their number. The names live as long
+ * as @in.
+ */
+int inlines__find(struct inlines *in, uint64_t vaddr, const char **names, int max);
+
+void inlines__free(struct inlines *in);
+
+#endif
