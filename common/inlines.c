@@ -33,6 +33,8 @@ struct inlines {
 	size_t cap, used;
 	const char **names;	/* every cached chain, end to end */
 	size_t nnames, names_cap;
+	struct unit **units;	/* read so far, by offset */
+	size_t nunits, units_cap;
 };
 
 /* Are its debug sections all of a size libdw may read whole? */
@@ -103,43 +105,246 @@ static const char *origin_name(Dwarf_Die *die)
 	return dwarf_formstring(&attr);
 }
 
-/* Looks @vaddr up in libdw: the chain into @out, innermost first. */
-static int lookup(struct inlines *in, uint64_t vaddr, const char **out)
+/*
+ * A compilation unit's inlined calls, read in one walk of its DIEs the
+ * first time an address falls in it (libdw's dwarf_getscopes() walks the
+ * unit for every address: 40 us each). Each call is a DIE with the call it
+ * is inlined in as parent; each range of its code a piece, sorted by start.
+ */
+struct inl_die {
+	const char *name;
+	int32_t parent;		/* the enclosing inlined call, -1 if none */
+	uint32_t first, n;	/* its pieces, in struct unit's by_die */
+};
+
+struct piece {
+	uint64_t lo, hi;
+	uint32_t die;
+	uint32_t depth;
+};
+
+struct unit {
+	Dwarf_Off off;		/* the unit's DIE offset */
+	struct inl_die *dies;
+	size_t ndies;
+	struct piece *pieces;	/* by start, then outermost first */
+	struct piece *by_die;	/* the same, grouped by DIE */
+	size_t npieces;
+};
+
+/* DIE nesting walked, at most: deeper is no code a compiler emits. */
+#define WALK_DEPTH 64
+
+/* Could DIEs of this kind hold code, or inlined calls? */
+static bool holds_code(int tag)
 {
-	Dwarf_Die cu, *scopes = NULL, *outer = NULL;
-	int n, k = 0, i;
+	switch (tag) {
+	case DW_TAG_subprogram:
+	case DW_TAG_inlined_subroutine:
+	case DW_TAG_lexical_block:
+	case DW_TAG_try_block:
+	case DW_TAG_catch_block:
+	case DW_TAG_namespace:
+	case DW_TAG_module:
+	case DW_TAG_class_type:
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+		return true;
+	}
+	return false;
+}
 
-	if (!dwarf_addrdie(in->dw, vaddr, &cu))
-		return 0;
-	n = dwarf_getscopes(&cu, vaddr, &scopes);
-	for (i = 0; i < n; i++) {
-		int tag = dwarf_tag(&scopes[i]);
+static int add_die(struct unit *u, size_t *cap, Dwarf_Die *die, int32_t parent, uint32_t depth,
+		   size_t *pcap)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	const char *name = origin_name(die);
 
-		if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram)
+	if (u->ndies == *cap) {
+		size_t n = *cap ? *cap * 2 : 64;
+		struct inl_die *t = realloc(u->dies, n * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		u->dies = t;
+		*cap = n;
+	}
+	u->dies[u->ndies] = (struct inl_die){ name ? name : "[unknown]", parent, u->npieces, 0 };
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (lo >= hi)
+			continue;
+		if (u->npieces == *pcap) {
+			size_t n = *pcap ? *pcap * 2 : 64;
+			struct piece *t = realloc(u->by_die, n * sizeof(*t));
+
+			if (!t)
+				return -ENOMEM;
+			u->by_die = t;
+			*pcap = n;
+		}
+		u->by_die[u->npieces++] = (struct piece){ lo, hi, u->ndies, depth };
+		u->dies[u->ndies].n++;
+	}
+	u->ndies++;
+	return 0;
+}
+
+static int cmp_piece(const void *a, const void *b)
+{
+	const struct piece *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->depth < y->depth ? -1 : x->depth > y->depth;
+}
+
+/* Walks @cu's DIEs once for its inlined calls. */
+static struct unit *unit_read(Dwarf_Die *cu)
+{
+	struct unit *u = calloc(1, sizeof(*u));
+	Dwarf_Die stack[WALK_DEPTH];
+	int32_t parent[WALK_DEPTH];
+	size_t cap = 0, pcap = 0;
+	int depth = 0;
+
+	if (!u)
+		return NULL;
+	u->off = dwarf_dieoffset(cu);
+	if (dwarf_child(cu, &stack[0]) != 0)
+		return u;
+	parent[0] = -1;
+	for (;;) {
+		Dwarf_Die *d = &stack[depth];
+		int tag = dwarf_tag(d);
+		int32_t inner = parent[depth];
+
+		if (tag == DW_TAG_inlined_subroutine) {
+			inner = u->ndies;
+			if (add_die(u, &cap, d, parent[depth], depth, &pcap))
+				break;
+		} else if (tag == DW_TAG_subprogram) {
+			inner = -1;
+		}
+		if (holds_code(tag) && depth + 1 < WALK_DEPTH && dwarf_haschildren(d) > 0 &&
+		    dwarf_child(d, &stack[depth + 1]) == 0) {
+			parent[++depth] = inner;
+			continue;
+		}
+		while (depth >= 0) {
+			Dwarf_Die next;
+
+			if (dwarf_siblingof(&stack[depth], &next) == 0) {
+				stack[depth] = next;
+				break;
+			}
+			depth--;
+		}
+		if (depth < 0)
 			break;
 	}
-	/*
-	 * Past the innermost inlined call, dwarf_getscopes() goes on with the
-	 * scopes of its abstract definition; those it was inlined in are the
-	 * DIE's own parents.
-	 */
-	if (i < n && dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
-		n = dwarf_getscopes_die(&scopes[i], &outer);
-		for (i = 0; i < n && k < INLINES_MAX_DEPTH; i++) {
-			int tag = dwarf_tag(&outer[i]);
-			const char *name;
-
-			if (tag == DW_TAG_subprogram)
-				break;
-			if (tag != DW_TAG_inlined_subroutine)
-				continue;	/* a lexical block */
-			name = origin_name(&outer[i]);
-			out[k++] = name ? name : "[unknown]";
-		}
+	if (!u->npieces)
+		return u;
+	u->pieces = malloc(u->npieces * sizeof(*u->pieces));
+	if (!u->pieces) {
+		u->npieces = 0;
+		return u;
 	}
-	free(scopes);
-	free(outer);
+	memcpy(u->pieces, u->by_die, u->npieces * sizeof(*u->pieces));
+	qsort(u->pieces, u->npieces, sizeof(*u->pieces), cmp_piece);
+	return u;
+}
+
+static void unit_free(struct unit *u)
+{
+	free(u->dies);
+	free(u->pieces);
+	free(u->by_die);
+	free(u);
+}
+
+static bool die_holds(const struct unit *u, uint32_t die, uint64_t vaddr)
+{
+	const struct inl_die *d = &u->dies[die];
+
+	for (uint32_t i = 0; i < d->n; i++)
+		if (vaddr >= u->by_die[d->first + i].lo && vaddr < u->by_die[d->first + i].hi)
+			return true;
+	return false;
+}
+
+/*
+ * The chain at @vaddr: the last piece starting at or before it is of the
+ * innermost call holding it or of one inlined in that (ranges nest), so
+ * the chain is among that piece's call and its parents.
+ */
+static int unit_find(const struct unit *u, uint64_t vaddr, const char **out)
+{
+	size_t lo = 0, hi = u->npieces;
+	int k = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (u->pieces[mid].lo <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	/* Parents come before their children: a bad file cannot make this loop. */
+	for (int32_t d = u->pieces[lo - 1].die; d >= 0 && k < INLINES_MAX_DEPTH;
+	     d = u->dies[d].parent < d ? u->dies[d].parent : -1)
+		if (die_holds(u, d, vaddr))
+			out[k++] = u->dies[d].name;
 	return k;
+}
+
+/* The unit at DIE offset @off, read if it was not: NULL without memory. */
+static struct unit *unit_get(struct inlines *in, Dwarf_Die *cu)
+{
+	Dwarf_Off off = dwarf_dieoffset(cu);
+	size_t lo = 0, hi = in->nunits;
+	struct unit *u;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (in->units[mid]->off == off)
+			return in->units[mid];
+		if (in->units[mid]->off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (in->nunits == in->units_cap) {
+		size_t cap = in->units_cap ? in->units_cap * 2 : 16;
+		struct unit **t = realloc(in->units, cap * sizeof(*t));
+
+		if (!t)
+			return NULL;
+		in->units = t;
+		in->units_cap = cap;
+	}
+	u = unit_read(cu);
+	if (!u)
+		return NULL;
+	memmove(in->units + lo + 1, in->units + lo, (in->nunits - lo) * sizeof(*in->units));
+	in->units[lo] = u;
+	in->nunits++;
+	return u;
+}
+
+/* Looks @vaddr up: the chain into @out, innermost first. */
+static int lookup(struct inlines *in, uint64_t vaddr, const char **out)
+{
+	struct unit *u;
+	Dwarf_Die cu;
+
+	if (!dwarf_addrdie(in->dw, vaddr, &cu) || !(u = unit_get(in, &cu)))
+		return 0;
+	return unit_find(u, vaddr, out);
 }
 
 static size_t slot_of(uint64_t vaddr, size_t cap)
@@ -172,7 +377,7 @@ static int grow(struct inlines *in)
 /* Keeps @n names of @vaddr's chain in slot @c. */
 static int keep(struct inlines *in, struct cached *c, uint64_t vaddr, const char **chain, int n)
 {
-	if (in->nnames + n > in->names_cap) {
+	if (n && in->nnames + n > in->names_cap) {
 		size_t cap = in->names_cap ? in->names_cap * 2 : 256;
 		const char **t;
 
@@ -184,7 +389,8 @@ static int keep(struct inlines *in, struct cached *c, uint64_t vaddr, const char
 		in->names = t;
 		in->names_cap = cap;
 	}
-	memcpy(in->names + in->nnames, chain, n * sizeof(*chain));
+	if (n)
+		memcpy(in->names + in->nnames, chain, n * sizeof(*chain));
 	*c = (struct cached){ vaddr, in->nnames, n, true };
 	in->nnames += n;
 	in->used++;
@@ -202,7 +408,8 @@ int inlines__find(struct inlines *in, uint64_t vaddr, const char **names, int ma
 	for (c = &in->slots[slot_of(vaddr, in->cap)]; c->used; ) {
 		if (c->vaddr == vaddr) {
 			n = c->n < max ? c->n : max;
-			memcpy(names, in->names + c->first, n * sizeof(*names));
+			if (n)
+				memcpy(names, in->names + c->first, n * sizeof(*names));
 			return n;
 		}
 		c = c + 1 == in->slots + in->cap ? in->slots : c + 1;
@@ -211,7 +418,8 @@ int inlines__find(struct inlines *in, uint64_t vaddr, const char **names, int ma
 	if (keep(in, c, vaddr, chain, n))
 		return 0;
 	n = n < max ? n : max;
-	memcpy(names, chain, n * sizeof(*names));
+	if (n)
+		memcpy(names, chain, n * sizeof(*names));
 	return n;
 }
 
@@ -225,6 +433,9 @@ void inlines__free(struct inlines *in)
 		elf_end(in->elf);
 	if (in->fd >= 0)
 		close(in->fd);
+	for (size_t i = 0; i < in->nunits; i++)
+		unit_free(in->units[i]);
+	free(in->units);
 	free(in->slots);
 	free(in->names);
 	free(in);

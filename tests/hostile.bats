@@ -529,3 +529,55 @@ start_debuginfod() {
 	assert_success
 	assert_output --partial 'Tracing 1 function'
 }
+
+# nofp_inline ELF: starts "ELF inline 30", and sets ADDR to an address of
+# the process inside calls inlined into nofp_inline_host.
+nofp_inline() {
+	start "$1" inline 30
+	local base v
+	base=$(awk -v b="$1" '$3 == "00000000" && $6 == b { split($1, r, "-"); print r[1]; exit }' /proc/$WPID/maps)
+	v=$(nm "$1" | awk '$3 == "nofp_inline_host" { print $1 }')
+	ADDR=$(printf '%x' $((0x$base + 0x$v + 0x30)))
+}
+
+@test "hostile: DWARF that is garbage, or claims a terabyte, names no inlined calls and costs nothing" {
+	mkdir -p "$T/bin"
+	cp "$WL/nofp" "$WL/libnofplib.so" "$T/bin/"
+	nofp_inline "$T/bin/nofp"
+	run "$S" -i "$WPID" "$ADDR"
+	assert_output --regexp '^nofp_inline_host\+0x30 \[nofp\] \(inlined: nofp_inl_b, nofp_inl_a\)$'
+	stop_bg "$WPID"
+
+	# Random bytes for .debug_info: libdw finds no units, or nonsense ones.
+	objcopy --dump-section .debug_info="$T/info" "$WL/nofp" "$T/scratch"
+	head -c "$(stat -c %s "$T/info")" /dev/urandom > "$T/junk"
+	objcopy --update-section .debug_info="$T/junk" "$WL/nofp" "$T/bin/nofp"
+	nofp_inline "$T/bin/nofp"
+	run timeout 60 "$S" -i "$WPID" "$ADDR"
+	assert_success
+	assert_output --regexp '^nofp_inline_host\+0x30 \[nofp\]'
+	stop_bg "$WPID"
+
+	# A compressed .debug_info whose header says it inflates to 1 TiB.
+	objcopy --compress-debug-sections=zlib "$WL/nofp" "$T/bin/nofp"
+	python3 - "$T/bin/nofp" <<'PY'
+import struct, sys
+f = open(sys.argv[1], "r+b"); d = f.read()
+shoff, = struct.unpack_from("<Q", d, 0x28)
+shentsize, shnum, shstrndx = struct.unpack_from("<HHH", d, 0x3a)
+sec = lambda i: struct.unpack_from("<IIQQQQ", d, shoff + i * shentsize)
+stroff = sec(shstrndx)[4]
+for i in range(shnum):
+    name, typ, flags, addr, off, size = sec(i)
+    if d[stroff + name:].split(b"\0")[0] == b".debug_info":
+        assert flags & 0x800, "not compressed"
+        f.seek(off + 8); f.write(struct.pack("<Q", 1 << 40))
+PY
+	nofp_inline "$T/bin/nofp"
+	run timeout 60 /usr/bin/time -f 'peak %M KiB' "$S" -i "$WPID" "$ADDR"
+	assert_success
+	assert_line --index 0 --regexp '^nofp_inline_host\+0x30 \[nofp\]$'
+	peak=$(awk '/^peak / { print $2 }' <<<"$output")
+	echo "peak $peak KiB"
+	[ "$peak" -lt 250000 ]
+}

@@ -22,6 +22,7 @@
 #include "perfmap.h"
 #include "procmaps.h"
 #include "syms.h"
+#include "inlines.h"
 #include "uprobes.h"
 
 static void fuzz_elf(const uint8_t *data, size_t size)
@@ -36,8 +37,12 @@ static void fuzz_elf(const uint8_t *data, size_t size)
 		return;
 	if (write(fd, data, size) == (ssize_t)size) {
 		s = syms__new();
-		for (uint64_t off = 0; s && off < size + 64; off += 1 + size / 16)
+		for (uint64_t off = 0; s && off < size + 64; off += 1 + size / 16) {
+			const char *calls[INLINES_MAX_DEPTH];
+
 			syms__file(s, fd, off, &si);
+			syms__inlines(&si, off & 1, calls, INLINES_MAX_DEPTH);
+		}
 		syms__free(s);
 		n = uprobes__find(fd, "*", false, 1000, &funcs);
 		if (n > 0)

@@ -4,9 +4,12 @@
  * addresses through common/syms.c and prints one line per address.
  * usage: symtest PID ADDR...     user addresses of process PID
  *        symtest -k ADDR...      kernel addresses
+ *        symtest -i PID ADDR...  user addresses, with the calls inlined there
  *        symtest -b PID FILE     every address in FILE (one hex per line),
- *                                printing only the count and the time taken
+ *                                printing only the count and the time taken,
+ *                                with the calls inlined there
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +29,7 @@ int main(int argc, char **argv)
 {
 	struct syms *s = syms__new();
 	struct sym_info si;
+	bool inline_too;
 	char buf[512];
 
 	if (!s || argc < 3)
@@ -33,7 +37,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "-b")) {
 		pid_t pid = atoi(argv[2]);
 		unsigned long long addr;
-		size_t n = 0, named = 0;
+		size_t n = 0, named = 0, inlined = 0;
 		FILE *f = fopen(argv[3], "r");
 		double t0 = now();
 
@@ -41,22 +45,36 @@ int main(int argc, char **argv)
 			struct proc_key k = { .tgid = pid };
 			int err = pid ? syms__user(s, &k, addr, &si) : syms__kernel(s, addr, &si);
 
+			const char *calls[16];
+
 			named += !err;
+			inlined += pid && syms__inlines(&si, true, calls, 16) > 0;
 			n++;
 		}
-		printf("%zu addresses, %zu named, %.3f s\n", n, named, now() - t0);
+		printf("%zu addresses, %zu named, %zu in inlined calls, %.3f s\n", n, named, inlined,
+		       now() - t0);
 		return 0;
 	}
-	for (int i = 2; i < argc; i++) {
+	inline_too = !strcmp(argv[1], "-i");
+	for (int i = 2 + inline_too; i < argc; i++) {
 		unsigned long long addr = strtoull(argv[i], NULL, 16);
-		struct proc_key k = { .tgid = atoi(argv[1]) };
+		struct proc_key k = { .tgid = atoi(argv[1 + inline_too]) };
 
 		if (!strcmp(argv[1], "-k"))
 			syms__kernel(s, addr, &si);
 		else
 			syms__user(s, &k, addr, &si);
 		sym_info__format(&si, buf, sizeof(buf), SYM_FMT_OFFSET | SYM_FMT_MODULE);
-		printf("%s\n", buf);
+		fputs(buf, stdout);
+		if (inline_too) {
+			const char *calls[16];
+			int n = syms__inlines(&si, true, calls, 16);
+
+			for (int j = 0; j < n; j++)
+				printf("%s%s", j ? ", " : " (inlined: ", calls[j]);
+			fputs(n ? ")" : "", stdout);
+		}
+		putchar('\n');
 	}
 	syms__free(s);
 	return 0;
