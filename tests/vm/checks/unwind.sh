@@ -3,7 +3,8 @@
 # The CFI unwinder on a test VM's kernel: the -O2 nofp workload (no frame
 # pointers; in the guests one static binary) profiled, its leaf's samples
 # with the whole chain up to main; offcputime on its blocked reader, and
-# system-wide on short-lived processes, each read as it execs.
+# system-wide on short-lived processes, each read as it execs; calls
+# inlined in it, from its DWARF.
 #
 # POSIX sh; see tests/vm/lib.sh.
 
@@ -67,3 +68,14 @@ if vm_attach "$SCRATCH/uw.out" "$SCRATCH/uw.err" offcputime -U -f; then
 else
 	result unwind short-lived fail "rc=$vm_rc $(tail -n 2 "$SCRATCH/uw.err")"
 fi
+
+# Inlined calls, from the static binary's DWARF.
+"$WL/nofp" inline 4 > "$SCRATCH/uw.work" &
+wpid=$!
+vm_wait "$SCRATCH/uw.work" '^pid ' $wpid
+"$BIN/profile" -f -F 99 -p $wpid 2 > "$SCRATCH/uw.out" 2> "$SCRATCH/uw.err"
+rc=$?
+wait $wpid
+set -- $(awk '/;nofp_inline_host(;| )/ { all += $NF; if ($0 ~ /;nofp_inline_host;nofp_inl_a_\[i\];nofp_inl_b_\[i\](;| )/) whole += $NF }
+	END { print whole + 0, all + 0 }' "$SCRATCH/uw.out")
+uw_verdict inlined "$1" "$2" "rc=$rc $(tail -n 2 "$SCRATCH/uw.err") $(head -c 400 "$SCRATCH/uw.out")" profile
