@@ -184,31 +184,36 @@ named() {
 		      exit !(good * 100 >= 95 * all) }' "$1"
 }
 
+# traced_while BANNER COMMANDS TOOL ARGS...: TOOL ARGS, system-wide, folded
+# output to $T/folded and stderr to $T/err, from its BANNER until COMMANDS
+# (shell text) have run; then stopped as with Ctrl-C.
+traced_while() {
+	local banner=$1 commands=$2
+	shift 2
+	"$@" > "$T/folded" 2> "$T/err" &
+	TPID=$!
+	wait_for_line "$T/err" "$banner"
+	eval "$commands"
+	kill -INT "$TPID"
+	wait "$TPID"
+	TPID=
+}
+
 @test "unwind: short-lived processes, read at exec, named though gone before the report" {
 	require_bpf
 	# 150 runs of 4 ms each: most of each process's samples come before
 	# or just after its libraries are mapped, and it is gone long before
 	# the report. Before, 38% of such samples had [unknown] frames.
-	"$BIN/profile" -v -F 999 -f 15 > "$T/folded" 2> "$T/err" &
-	TPID=$!
-	wait_for_line "$T/err" Sampling
-	for i in $(seq 150); do "$NOFP" spin 0.004 > /dev/null; done
-	kill -INT "$TPID"
-	wait "$TPID"
-	TPID=
+	traced_while Sampling 'for i in $(seq 150); do "$NOFP" spin 0.004 > /dev/null; done' \
+		"$BIN/profile" -v -F 999 -f 15
 	named "$T/folded" nofp
 	share "$T/folded" nofp_leaf "$CHAIN"
 	grep -q '^nofp;.*;main;nofp_level1;nofp_level2;nofp_level3;nofp_leaf' "$T/folded"
 
 	# Blocked 3 times 1 ms each in each of 150 processes: their off-CPU
 	# time whole to main, the loader's included.
-	"$BIN/offcputime" -U -f 15 > "$T/folded" 2> "$T/err" &
-	TPID=$!
-	wait_for_line "$T/err" Tracing
-	for i in $(seq 150); do "$NOFP" nap 3 1 > /dev/null; done
-	kill -INT "$TPID"
-	wait "$TPID"
-	TPID=
+	traced_while Tracing 'for i in $(seq 150); do "$NOFP" nap 3 1 > /dev/null; done' \
+		"$BIN/offcputime" -U -f 15
 	named "$T/folded" nofp
 	share "$T/folded" nofp_nap_leaf "$CHAIN"
 }
@@ -216,14 +221,8 @@ named() {
 @test "unwind: more processes than the map holds: those that exited make room" {
 	require_bpf
 	# Each exec takes an entry; 1,300 of them fill the 1,021 there is room for.
-	"$BIN/profile" -v -F 99 -f 30 > "$T/folded" 2> "$T/err" &
-	TPID=$!
-	wait_for_line "$T/err" Sampling
-	for i in $(seq 1300); do "$NOFP" spin 0 > /dev/null; done
-	"$NOFP" spin 1 > /dev/null
-	kill -INT "$TPID"
-	wait "$TPID"
-	TPID=
+	traced_while Sampling 'for i in $(seq 1300); do "$NOFP" spin 0 > /dev/null; done
+		"$NOFP" spin 1 > /dev/null' "$BIN/profile" -v -F 99 -f 30
 	grep 'room for [0-9]* rows and 1021 processes' "$T/err"
 	grep -E 'processes. map full: dropped [0-9]{3,} that exited' "$T/err"
 	run grep 'no room for their mappings' "$T/err"
