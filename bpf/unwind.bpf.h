@@ -58,7 +58,11 @@ struct unwind_walk {
 /* The mapping holding @ip, by bisection of the sorted table. */
 static __always_inline struct unwind_mapping *unwind_find_mapping(struct unwind_proc *p, __u64 ip)
 {
-	__u32 lo = 0, hi = p->nmaps;
+	__u32 lo = 0, hi;
+
+	if (!p)
+		return NULL;
+	hi = p->nmaps;
 
 	if (hi > UNWIND_MAX_MAPPINGS)
 		return NULL;
@@ -214,9 +218,14 @@ static __always_inline struct unwind_mapping *unwind_late_mapping(struct unwind_
 /* Mapped since its maps were read (dlopen): have them read again, once. */
 static __always_inline void unwind_ask(struct unwind_walk *st)
 {
+	struct unwind_proc *p = st->proc;
+
+	/* Not read yet: its first count announces it. */
+	if (!p)
+		return;
 	__sync_fetch_and_add(&unwind_counts.unmapped, 1);
-	if (!st->proc->asked) {
-		st->proc->asked = 1;
+	if (!p->asked) {
+		p->asked = 1;
 		proc_announce(&st->key, PROC_MAPS_CHANGED);
 	}
 }
@@ -312,18 +321,20 @@ static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_k
 	__u32 tgid = k->tgid;
 
 	p = bpf_map_lookup_elem(&unwind_procs, &tgid);
-	if (!p)
-		return -1;
 	/*
 	 * Made from /proc (for -p, before tracing), which tells neither exec
 	 * count nor start in nanoseconds: the first walk binds it to its image.
 	 */
-	if (p->exec_id == UNWIND_EXEC_ANY) {
+	if (p && p->exec_id == UNWIND_EXEC_ANY) {
 		p->start_ns = k->start_ns;
 		p->exec_id = k->exec_id;
 	}
-	if (p->exec_id != k->exec_id || p->start_ns != k->start_ns)
-		return -1;
+	/*
+	 * Not read yet (just exec'd, or an earlier image's): the walk has only
+	 * what the kernel says of the first frame's mapping.
+	 */
+	if (p && (p->exec_id != k->exec_id || p->start_ns != k->start_ns))
+		p = NULL;
 	st.ip = PT_REGS_IP_CORE(regs);
 	st.sp = PT_REGS_SP_CORE(regs);
 	st.fp = PT_REGS_FP_CORE(regs);
@@ -337,9 +348,9 @@ static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_k
 	if (!st.ip)
 		return 0;
 	/*
-	 * Code mapped since the maps were read, in a binary the kernel cannot
-	 * place: its walk names the frames by build-id, rather than this walk
-	 * leave them unknown.
+	 * Code mapped since the maps were read, or before they were, in a
+	 * binary the kernel cannot place: its walk names the frames by
+	 * build-id, rather than this walk leave them unknown.
 	 */
 	if (!unwind_find_mapping(p, st.ip)) {
 		unwind_ask(&st);

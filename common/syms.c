@@ -648,11 +648,12 @@ int syms__track(struct syms *s, const struct proc_key *k)
 	struct proc *p = proc_find(s, k);
 
 	if (p) {
-		if (p->prefetched) {
-			p->prefetched = false;
-			s->prefetched--;
-		}
-		return 0;
+		if (!p->prefetched)
+			return 0;
+		/* Read in its loader: what it has mapped since is in this stack. */
+		p->prefetched = false;
+		s->prefetched--;
+		return syms__refresh(s, k);
 	}
 	p = calloc(1, sizeof(*p));
 	if (!p)

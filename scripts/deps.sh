@@ -36,6 +36,8 @@ test binutils cmd:objcopy
 test time file:/usr/bin/time
 test curl cmd:curl
 test debuginfod cmd:debuginfod
+test python3 cmd:python3
+test libc6-dbg file:/usr/share/doc/libc6-dbg
 vm qemu-system-x86 cmd:qemu-system-x86_64
 vm busybox-static file:/bin/busybox
 vm cpio cmd:cpio
