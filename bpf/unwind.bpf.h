@@ -50,6 +50,8 @@ struct unwind_walk {
 	__u8 done;
 	__u8 looked_up;		/* the kernel was asked for the mapping of an address */
 	struct unwind_mapping late;	/* what it said, if the binary is known: .n rows, or none */
+	__u64 late_off;		/* the file offset at late.start */
+	__u32 late_id;		/* and the binary's number */
 	struct stack_trace *trace;
 	struct unwind_proc *proc;
 	struct proc_key key;
@@ -195,6 +197,8 @@ static long unwind_vma_found(struct task_struct *task, struct vm_area_struct *vm
 	st->late.bias = st->late.start - off + f->delta;
 	st->late.first = f->first;
 	st->late.n = f->n;
+	st->late_off = off;
+	st->late_id = f->id;
 	return 0;
 }
 
@@ -213,6 +217,23 @@ static __always_inline struct unwind_mapping *unwind_late_mapping(struct unwind_
 	if (st->late.n && st->ip >= st->late.start && st->ip < st->late.end)
 		return &st->late;
 	return NULL;
+}
+
+/*
+ * The frame just pushed, in the kernel's late mapping: as file and offset,
+ * so that it is named even if its process exits before its maps are read.
+ */
+static __always_inline void unwind_file_frame(struct unwind_walk *st)
+{
+	__u64 n = st->n - 1;
+
+	/* 64 bits: a 32-bit index is widened again after the check, unchecked. */
+	barrier_var(n);
+	if (n >= STACK_MAX_DEPTH || st->late_id > UNWIND_FILE_ID_MASK)
+		return;
+	st->trace->ips[n] = UNWIND_FILE_FRAME | (__u64)st->late_id << UNWIND_FILE_OFF_BITS |
+			    ((st->ip - st->late.start + st->late_off) &
+			     ((1ULL << UNWIND_FILE_OFF_BITS) - 1));
 }
 
 /* Mapped since its maps were read (dlopen): have them read again, once. */
@@ -259,6 +280,7 @@ static long unwind_step(__u32 i, void *arg)
 		m = unwind_late_mapping(st);
 		if (!m)
 			return unwind_fp_step(st);
+		unwind_file_frame(st);
 	}
 	/* A return address is the instruction after a call, maybe in the next function. */
 	pc = st->ip - m->bias - (st->exact ? 0 : 1);

@@ -66,6 +66,8 @@ struct unwind_file {
 	__u64 seg_off, seg_size;
 	__u64 delta;
 	__u32 first, n;
+	__u32 id;		/* the symbolizer's number for it, for file frames */
+	__u32 pad;
 };
 
 /* An exec_id user space cannot know: the first walk of the process binds it. */

@@ -176,7 +176,8 @@ static void enter_file(struct unwinder *u, const struct syms_binary *b, const st
 
 		if (g->exec) {
 			struct unwind_file f = { g->offset, g->filesz, g->offset - g->vaddr + t->base,
-						 t->first, t->n };
+						 t->first, t->n,
+						 b->id <= UNWIND_FILE_ID_MASK ? b->id : UINT32_MAX };
 
 			if (bpf_map_update_elem(u->files_fd, &key, &f, BPF_ANY))
 				u->lost.files++;
