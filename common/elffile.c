@@ -142,6 +142,17 @@ bool elffile__has_section(Elf *elf, const char *name)
 	return false;
 }
 
+int elffile__section(Elf *elf, const char *name, uint64_t *addr, uint64_t *size)
+{
+	GElf_Shdr sh;
+
+	if (!find_section(elf, SHT_NULL, name, &sh, SIZE_MAX))
+		return -ENOENT;
+	*addr = sh.sh_addr;
+	*size = sh.sh_size;
+	return 0;
+}
+
 /* The build-id note in @data, if there is one. */
 static int note_build_id(Elf_Data *data, unsigned char *id, size_t size)
 {

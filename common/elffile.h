@@ -47,6 +47,9 @@ int elffile__debuglink(Elf *elf, char *name, size_t size, uint32_t *crc);
 bool elffile__has_section_type(Elf *elf, GElf_Word type);
 bool elffile__has_section(Elf *elf, const char *name);
 
+/* The address and size of its section @name, with contents: 0, or -ENOENT. */
+int elffile__section(Elf *elf, const char *name, uint64_t *addr, uint64_t *size);
+
 /*
  * Adds the defined function symbols (STT_FUNC, and STT_GNU_IFUNC with
  * @ifunc) of its section of type @type (SHT_SYMTAB or SHT_DYNSYM) to @t.

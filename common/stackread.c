@@ -139,9 +139,10 @@ int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key
 	if (n < 0)
 		return missed(st, out, false);
 	for (int i = 0; i < n; i++) {
-		const char *mark = unwind_mark(st->trace.ips[i]), *inl[INLINES_MAX_DEPTH];
+		const char *mark = unwind_mark(st->trace.ips[i]);
+		struct sym_source src[INLINES_MAX_DEPTH + 1];
 		struct sym_info si;
-		int ni, room;
+		int ns, room;
 
 		if (mark) {
 			out[k++] = (struct frame){ .name = mark, .kind = FRAME_UNKNOWN };
@@ -154,23 +155,31 @@ int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key
 		else
 			syms__user(st->syms, proc, st->trace.ips[i], &si);
 		/* Room kept for every real frame still to come. */
-		room = STACKREAD_MAX_USER - k - (n - i);
-		ni = syms__inlines(&si, i == 0, inl, room < INLINES_MAX_DEPTH ? room : INLINES_MAX_DEPTH);
-		for (int j = 0; j < ni; j++)
+		room = STACKREAD_MAX_USER - k - (n - i - 1);
+		ns = syms__source(&si, i == 0, src, room < INLINES_MAX_DEPTH + 1 ? room :
+						   INLINES_MAX_DEPTH + 1);
+		if (!ns) {
 			out[k++] = (struct frame){
-				.name = inl[j],
-				.kind = FRAME_INLINE,
+				.name = SYM_UNKNOWN_NAME,
+				.kind = FRAME_UNKNOWN,
 				.addr = st->trace.ips[i],
 				.module = si.path,
 				.build_id = si.build_id,
 			};
-		out[k++] = (struct frame){
-			.name = si.name ? si.name : SYM_UNKNOWN_NAME,
-			.kind = si.kind == SYM_JIT ? FRAME_JIT : si.name ? FRAME_USER : FRAME_UNKNOWN,
-			.addr = st->trace.ips[i],
-			.module = si.path,
-			.build_id = si.build_id,
-		};
+			continue;
+		}
+		/* The inlined calls, innermost first, then the frame they are in. */
+		for (int j = 0; j < ns; j++)
+			out[k++] = (struct frame){
+				.name = src[j].name,
+				.kind = j < ns - 1 ? FRAME_INLINE :
+					si.kind == SYM_JIT ? FRAME_JIT : FRAME_USER,
+				.addr = st->trace.ips[i],
+				.module = si.path,
+				.build_id = si.build_id,
+				.file = src[j].file,
+				.line = src[j].line,
+			};
 	}
 	return k;
 }

@@ -23,6 +23,8 @@ struct frame {
 	uint64_t addr;		/* run-time address; 0 where there is none */
 	const char *module;	/* binary path or kernel module; NULL if none */
 	const char *build_id;	/* hex; NULL if unknown */
+	const char *file;	/* its function's source file, where known (Go's pclntab) */
+	uint32_t line;		/* ... and the line the function starts at, or is at; 0 unknown */
 };
 
 /*
@@ -51,8 +53,8 @@ size_t stackset__len(const struct stackset *s);
 
 /*
  * Frame number @id of the set (every id of a stack is one). Frames with the
- * same name, kind, module and build-id are one frame, with the address of
- * the first seen. Numbers run from 0 to stackset__frames() - 1.
+ * same name, kind, module and build-id are one frame, with the address,
+ * file and line of the first seen. Numbers run from 0 to stackset__frames() - 1.
  */
 const struct frame *stackset__frame(const struct stackset *s, uint32_t id);
 size_t stackset__frames(const struct stackset *s);

@@ -16,6 +16,7 @@
 
 #include "debuginfo.h"
 #include "elffile.h"
+#include "gopclntab.h"
 #include "inlines.h"
 #include "ksyms.h"
 #include "perfmap.h"
@@ -55,6 +56,7 @@ struct binary {
 	void *observed;		/* what the observer keeps of it */
 	uint32_t num;		/* its index in syms' binaries by number */
 	struct inlines *inlines;	/* from its DWARF or its debug file's; NULL if none */
+	struct gopclntab *go;		/* a Go binary's own table; NULL if none */
 };
 
 struct vma {
@@ -87,6 +89,8 @@ struct losses {
 	unsigned long long jit_refused;	/* perf maps not trusted */
 	unsigned long long jit_cut;	/* perf maps cut at PERFMAP_MAX_BYTES */
 	unsigned long long reused;	/* pids reused before the process was read */
+	unsigned long long go_unread;	/* Go binaries whose pclntab was not read */
+	const char *go_why;		/* ... the first one's reason */
 };
 
 struct syms {
@@ -154,6 +158,7 @@ static void binary_free(struct binary *b)
 	free(b->segs);
 	symtab__free(&b->syms);
 	inlines__free(b->inlines);
+	gopclntab__free(b->go);
 	free(b);
 }
 
@@ -317,6 +322,37 @@ static void load_debugdata(struct binary *b, Elf *elf)
 }
 
 /*
+ * Go binaries name their functions, files and lines, inlined calls
+ * included, in their own table, which -s -w does not strip: its names are
+ * the ones Go's own tracebacks use.
+ */
+static void load_go(struct syms *s, struct binary *b, Elf *elf)
+{
+	const char *why;
+	size_t n;
+	int err = gopclntab__open(b->fd, elf, &b->go, &why);
+
+	if (err) {
+		if (err != -ENOENT) {
+			pr_debug("%s: Go symbol table not read: %s", b->path, why ? why : strerror(-err));
+			if (!s->lost.go_unread++)
+				s->lost.go_why = why ? why : "malformed, or too large";
+		}
+		return;
+	}
+	n = gopclntab__count(b->go);
+	for (size_t i = 0; i < n; i++) {
+		struct gofunc f;
+
+		if (!gopclntab__func(b->go, i, &f) &&
+		    symtab__add_exact(&b->syms, f.entry, f.end - f.entry, f.name))
+			break;
+	}
+	pr_debug("%s: %zu functions from its Go symbol table (layout %s)", b->path, n,
+		 gopclntab__layout(b->go));
+}
+
+/*
  * Reads the binary once: its segments, build-id and function symbols, from
  * its own tables or, when stripped, its MiniDebugInfo or debug file. Then
  * its descriptor goes.
@@ -357,11 +393,12 @@ static void binary_load(struct syms *s, struct binary *b)
 		for (int i = 0; i < b->id_len; i++)
 			sprintf(b->build_id + 2 * i, "%02x", b->id[i]);
 	}
+	load_go(s, b, elf);
 	elffile__symbols(elf, SHT_DYNSYM, true, &b->syms);
 	elffile__plt_symbols(elf, &b->syms);
 	if (elffile__has_section(elf, ".debug_info"))
 		open_inlines(s, b, b->fd);
-	if (elffile__symbols(elf, SHT_SYMTAB, true, &b->syms) == -ENOENT) {
+	if (elffile__symbols(elf, SHT_SYMTAB, true, &b->syms) == -ENOENT && !b->go) {
 		/* Stripped: what the distribution or the builder left elsewhere. */
 		has_debuglink = !elffile__debuglink(elf, debuglink, sizeof(debuglink), &crc);
 		load_debugdata(b, elf);
@@ -893,14 +930,38 @@ int syms__file(struct syms *s, int fd, uint64_t offset, struct sym_info *out)
 	return 0;
 }
 
-int syms__inlines(const struct sym_info *si, bool exact, const char **names, int max)
+int syms__source(const struct sym_info *si, bool exact, struct sym_source *out, int max)
 {
 	struct binary *b = si->binary;
+	const char *names[INLINES_MAX_DEPTH];
+	uint64_t vaddr;
+	int n = 0;
 
-	if (!si->name || !b || !b->inlines || si->kind == SYM_JIT || (!exact && !si->vaddr))
+	if (!si->name || max < 1)
 		return 0;
+	out[0] = (struct sym_source){ .name = si->name };
+	if (!b || si->kind == SYM_JIT || (!exact && !si->vaddr))
+		return 1;
 	/* A return address may be past the call, and past an inlined call's end. */
-	return inlines__find(b->inlines, si->vaddr - !exact, names, max);
+	vaddr = si->vaddr - !exact;
+	if (b->go) {
+		struct goframe g[INLINES_MAX_DEPTH + 1];
+
+		n = gopclntab__frames(b->go, vaddr, g, max < INLINES_MAX_DEPTH + 1 ? max :
+						      INLINES_MAX_DEPTH + 1);
+		for (int i = 0; i < n; i++)
+			out[i] = (struct sym_source){ g[i].name, g[i].file,
+						      g[i].start_line > 0 ? g[i].start_line :
+						      g[i].line };
+		return n ? n : 1;
+	}
+	if (b->inlines)
+		n = inlines__find(b->inlines, vaddr, names,
+				  max - 1 < INLINES_MAX_DEPTH ? max - 1 : INLINES_MAX_DEPTH);
+	for (int i = 0; i < n; i++)
+		out[i] = (struct sym_source){ .name = names[i] };
+	out[n] = (struct sym_source){ .name = si->name };
+	return n + 1;
 }
 
 void syms__warn_losses(const struct syms *s)
@@ -919,6 +980,9 @@ void syms__warn_losses(const struct syms *s)
 	if (l->jit_cut)
 		pr_warn("%llu perf maps read only to their first %u MiB", l->jit_cut,
 			PERFMAP_MAX_BYTES >> 20);
+	if (l->go_unread)
+		pr_warn("%llu Go binaries' symbol tables not read (%s): their frames are named "
+			"only by what other symbols they have", l->go_unread, l->go_why);
 	if (l->reused)
 		pr_warn("%llu processes exited and their pids were reused before their maps were "
 			"read: their frames are [unknown]", l->reused);

@@ -29,7 +29,7 @@ struct sym_info {
 	const char *path;	/* the binary's path, for user frames */
 	const char *build_id;	/* hex, when the binary has one */
 	enum sym_kind kind;
-	struct binary *binary;	/* user frames: where, for syms__inlines() */
+	struct binary *binary;	/* user frames: where, for syms__source() */
 	uint64_t vaddr;
 };
 
@@ -96,14 +96,22 @@ int syms__user(struct syms *s, const struct proc_key *p, uint64_t addr, struct s
  */
 int syms__file_offset(struct syms *s, uint32_t id, uint64_t offset, struct sym_info *out);
 
+/* A function of the source, inlined or not, and where it is. */
+struct sym_source {
+	const char *name;
+	const char *file;	/* NULL when unknown */
+	uint32_t line;		/* the function's first line where known, else the address's; 0 unknown */
+};
+
 /*
- * The calls inlined where the user frame @si (as syms__user() or
- * syms__file_offset() named it) is, innermost first, into @names, at most
- * @max, from the binary's DWARF: their number, 0 without DWARF. @exact:
- * the address is the instruction itself (a stack's first frame), not a
- * return address.
+ * The source frames at user frame @si (as syms__user() or
+ * syms__file_offset() named it): the calls inlined there, innermost first,
+ * then the function they are in, into @out, at most @max (at least 1).
+ * Their number, 0 when @si names nothing. From Go's pclntab (names, files
+ * and lines) or the binary's DWARF (names). @exact: the address is the
+ * instruction itself (a stack's first frame), not a return address.
  */
-int syms__inlines(const struct sym_info *si, bool exact, const char **names, int max);
+int syms__source(const struct sym_info *si, bool exact, struct sym_source *out, int max);
 
 /*
  * The symbol at file offset @offset of the ELF file open on @fd (the

@@ -38,10 +38,10 @@ static void fuzz_elf(const uint8_t *data, size_t size)
 	if (write(fd, data, size) == (ssize_t)size) {
 		s = syms__new();
 		for (uint64_t off = 0; s && off < size + 64; off += 1 + size / 16) {
-			const char *calls[INLINES_MAX_DEPTH];
+			struct sym_source calls[INLINES_MAX_DEPTH + 1];
 
 			syms__file(s, fd, off, &si);
-			syms__inlines(&si, off & 1, calls, INLINES_MAX_DEPTH);
+			syms__source(&si, off & 1, calls, INLINES_MAX_DEPTH + 1);
 		}
 		syms__free(s);
 		n = uprobes__find(fd, "*", false, 1000, &funcs);

@@ -45,10 +45,10 @@ int main(int argc, char **argv)
 			struct proc_key k = { .tgid = pid };
 			int err = pid ? syms__user(s, &k, addr, &si) : syms__kernel(s, addr, &si);
 
-			const char *calls[16];
+			struct sym_source calls[17];
 
 			named += !err;
-			inlined += pid && syms__inlines(&si, true, calls, 16) > 0;
+			inlined += pid && syms__source(&si, true, calls, 17) > 1;
 			n++;
 		}
 		printf("%zu addresses, %zu named, %zu in inlined calls, %.3f s\n", n, named, inlined,
@@ -67,12 +67,12 @@ int main(int argc, char **argv)
 		sym_info__format(&si, buf, sizeof(buf), SYM_FMT_OFFSET | SYM_FMT_MODULE);
 		fputs(buf, stdout);
 		if (inline_too) {
-			const char *calls[16];
-			int n = syms__inlines(&si, true, calls, 16);
+			struct sym_source calls[17];
+			int n = syms__source(&si, true, calls, 17) - 1;
 
 			for (int j = 0; j < n; j++)
-				printf("%s%s", j ? ", " : " (inlined: ", calls[j]);
-			fputs(n ? ")" : "", stdout);
+				printf("%s%s", j ? ", " : " (inlined: ", calls[j].name);
+			fputs(n > 0 ? ")" : "", stdout);
 		}
 		putchar('\n');
 	}
