@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cfi.h"
+#include "gopclntab.h"
 
 /* The DWARF registers the unwinder follows, and where a return address is by default. */
 struct arch {
@@ -530,6 +531,65 @@ int cfi__build(Elf *elf, Elf *debug, size_t max_rows, struct cfi_table *t)
 	else
 		dwarf_cfi_end(cfi);
 	free(fdes);
+	if (err)
+		cfi__free(t);
+	return err;
+}
+
+struct go_rows {
+	struct cfi_table *t;
+	size_t max;
+};
+
+/*
+ * @sp bytes below the entry's stack pointer: the CFA is that plus the
+ * return address, which is just below it. A frame of any size saved the
+ * caller's frame pointer just below that.
+ */
+static int go_row(void *ctx, uint64_t pc, int32_t sp)
+{
+	struct go_rows *g = ctx;
+	struct unwind_row r = sp < 0 ? (struct unwind_row){ .cfa_ra = UNWIND_UNSUPPORTED } :
+				       make_row(UNWIND_CFA_SP, sp + 8, sp >= 8 ? -16 : 0, -8);
+
+	g->t->unsupported += UNWIND_ROW_CFA(&r) == UNWIND_UNSUPPORTED;
+	return add_row(g->t, g->max, pc, r);
+}
+
+int cfi__build_go(int fd, Elf *elf, size_t max_rows, struct cfi_table *t)
+{
+	struct go_rows g = { t, max_rows };
+	struct gopclntab *go;
+	const char *why;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	if (arch_of(elf) != &x86_64)
+		return -ENOTSUP;
+	err = gopclntab__open(fd, elf, &go, &why);
+	if (err)
+		return err == -ENOTSUP ? -ENOENT : err;
+	for (size_t i = 0; i < gopclntab__count(go) && !err; i++) {
+		struct gofunc f;
+
+		if (gopclntab__func(go, i, &f))
+			continue;
+		if (!t->n)
+			t->base = f.entry;
+		/* Where Go's traceback ends; code that moves the stack pointer: frame pointers. */
+		if (f.flags & GOFUNC_TOPFRAME)
+			err = add_row(t, max_rows, f.entry, (struct unwind_row){ .cfa_ra = UNWIND_END });
+		else if (f.flags & GOFUNC_SPWRITE)
+			err = add_row(t, max_rows, f.entry, (struct unwind_row){ .cfa_ra = UNWIND_NONE });
+		else
+			err = gopclntab__sp(go, i, go_row, &g);
+		if (err == -EINVAL)
+			err = add_row(t, max_rows, f.entry, (struct unwind_row){ .cfa_ra = UNWIND_NONE });
+		if (!err)
+			err = add_row(t, max_rows, f.end, (struct unwind_row){ .cfa_ra = UNWIND_NONE });
+		t->fdes++;
+	}
+	gopclntab__free(go);
 	if (err)
 		cfi__free(t);
 	return err;

@@ -140,7 +140,8 @@ static bool functab(const struct gopclntab *t, uint64_t i, uint64_t *entry, uint
 struct func {
 	uint64_t entry, end;
 	int32_t nameoff, start_line;
-	uint32_t pcfile, pcln, cu;
+	uint32_t pcsp, pcfile, pcln, cu;
+	uint8_t flag;
 	uint32_t inline_index;		/* pctab offset of its inline index table; 0 none */
 	uint64_t inline_tree;		/* virtual address of its inline tree; 0 none */
 };
@@ -167,12 +168,14 @@ static bool func_read(const struct gopclntab *t, uint64_t i, struct func *f)
 		return false;
 	p = t->tab + off + base;
 	f->nameoff = (int32_t)rd32(p);
+	f->pcsp = rd32(p + 12);
 	f->pcfile = rd32(p + 16);
 	f->pcln = rd32(p + 20);
 	npcdata = rd32(p + 24);
 	f->cu = rd32(p + 28);
 	f->start_line = t->layout == L120 ? (int32_t)rd32(p + 32) : 0;
 	nfuncdata = p[size - base - 1];
+	f->flag = p[size - base - 3];	/* 1.16's padding, zero */
 	pcdata = off + size;
 	f->inline_index = 0;
 	f->inline_tree = 0;
@@ -319,6 +322,23 @@ int gopclntab__frames(const struct gopclntab *t, uint64_t pc, struct goframe *ou
 	return n + 1;
 }
 
+/* Go 1.16 has no flags: the runtime's functions that have them since. */
+static unsigned int flags_by_name(const char *name)
+{
+	static const char *const top[] = { "runtime.goexit", "runtime.mstart", "runtime.rt0_go" };
+	static const char *const spwrite[] = { "runtime.systemstack", "runtime.mcall",
+					       "runtime.morestack", "runtime.gogo",
+					       "runtime.asmcgocall" };
+
+	for (size_t i = 0; i < sizeof(top) / sizeof(*top); i++)
+		if (!strcmp(name, top[i]))
+			return GOFUNC_TOPFRAME;
+	for (size_t i = 0; i < sizeof(spwrite) / sizeof(*spwrite); i++)
+		if (!strcmp(name, spwrite[i]))
+			return GOFUNC_SPWRITE;
+	return 0;
+}
+
 size_t gopclntab__count(const struct gopclntab *t)
 {
 	return t->nfunc;
@@ -333,7 +353,37 @@ int gopclntab__func(const struct gopclntab *t, size_t i, struct gofunc *f)
 	f->name = tab_str(t, t->funcnames + (uint32_t)fn.nameoff);
 	f->entry = fn.entry;
 	f->end = fn.end;
-	return f->name ? 0 : -EINVAL;
+	if (!f->name)
+		return -EINVAL;
+	f->flags = t->layout == L116 ? flags_by_name(f->name) :
+		   fn.flag & (GOFUNC_TOPFRAME | GOFUNC_SPWRITE);
+	return 0;
+}
+
+int gopclntab__sp(const struct gopclntab *t, size_t i,
+		  int (*fn)(void *ctx, uint64_t pc, int32_t sp), void *ctx)
+{
+	uint64_t off, at;
+	int32_t val = -1;
+	struct func f;
+
+	if (i >= t->nfunc || !func_read(t, i, &f) || !f.pcsp || t->pcs + f.pcsp > t->tablen)
+		return -EINVAL;
+	off = t->pcs + f.pcsp;
+	at = f.entry;
+	for (bool first = true; at < f.end; first = false) {
+		uint32_t uv, dpc;
+		int err;
+
+		if (!uvarint(t, &off, &uv) || (!uv && !first) || !uvarint(t, &off, &dpc))
+			return first ? -EINVAL : 0;
+		val += (uv & 1) ? (int32_t)~(uv >> 1) : (int32_t)(uv >> 1);
+		err = fn(ctx, at, val);
+		if (err)
+			return err;
+		at += (uint64_t)dpc * t->minlc;
+	}
+	return 0;
 }
 
 const char *gopclntab__layout(const struct gopclntab *t)

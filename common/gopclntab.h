@@ -26,14 +26,28 @@ void gopclntab__free(struct gopclntab *t);
 /* "1.16-1.17", "1.18-1.19" or "1.20+": which layout the table has. */
 const char *gopclntab__layout(const struct gopclntab *t);
 
+/* runtime's funcFlag: where Go's own traceback stops, and functions that switch stacks. */
+#define GOFUNC_TOPFRAME	(1u << 0)
+#define GOFUNC_SPWRITE	(1u << 1)
+
 /* A function of the table: its name and code [entry, end), as virtual addresses. */
 struct gofunc {
 	const char *name;
 	uint64_t entry, end;
+	unsigned int flags;	/* GOFUNC_*; for Go 1.16-1.17, from the names of the runtime's */
 };
 
 size_t gopclntab__count(const struct gopclntab *t);
 int gopclntab__func(const struct gopclntab *t, size_t i, struct gofunc *f);
+
+/*
+ * How far the stack pointer is below its value at the entry of function
+ * @i (the return address not counted) over its code: @fn is called for
+ * each run, in order, with the run's first address; it stops the walk by
+ * returning non-zero, which is then returned. 0, or -EINVAL.
+ */
+int gopclntab__sp(const struct gopclntab *t, size_t i,
+		  int (*fn)(void *ctx, uint64_t pc, int32_t sp), void *ctx);
 
 /* A source frame: a function, its file, and the line of the address in it. */
 struct goframe {

@@ -465,7 +465,7 @@ static void observe_binary(struct syms *s, struct binary *b)
 	}
 	b->observed = s->observer.binary(s->observer.ctx, &(struct syms_binary){
 		b->path, len > 0 ? id : NULL, len > 0 ? len : 0, b->num,
-		b == s->vdso ? 0 : b->dev, b->ino }, elf, debug);
+		b == s->vdso ? 0 : b->dev, b->ino, b->fd }, elf, debug);
 	if (debug)
 		elf_end(debug);
 	if (dfd >= 0)

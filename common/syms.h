@@ -136,6 +136,7 @@ struct syms_binary {
 	uint32_t id;			/* for syms__file_offset() */
 	dev_t dev;			/* its file; 0 for the vdso */
 	ino_t ino;
+	int fd;				/* open on it, while the observer is called */
 };
 
 struct syms_observer {

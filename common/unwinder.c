@@ -115,11 +115,18 @@ int unwind__configure(const struct unwind_opts *o, const struct unwind_bpf *m, b
 }
 
 /* Copies a binary's rows into the array, if they fit. */
-static void on_binary_rows(struct unwinder *u, struct table *t, const char *path, Elf *elf,
-			   Elf *debug)
+static void on_binary_rows(struct unwinder *u, struct table *t, const char *path, int fd,
+			   Elf *elf, Elf *debug)
 {
 	struct cfi_table c;
 	int err = cfi__build(elf, debug, u->rows_cap - u->rows_used, &c);
+	bool go = false;
+
+	/* Go emits no .eh_frame: its own table says where each frame is. */
+	if (err == -ENOENT) {
+		err = cfi__build_go(fd, elf, u->rows_cap - u->rows_used, &c);
+		go = !err;
+	}
 
 	if (err == -E2BIG) {
 		u->lost.no_room++;
@@ -137,7 +144,8 @@ static void on_binary_rows(struct unwinder *u, struct table *t, const char *path
 	u->rows_used += c.n;
 	u->with_cfi++;
 	u->lost.unsupported += c.unsupported;
-	pr_debug("%s: %zu unwind rows for %zu functions", path, c.n, c.fdes);
+	pr_debug("%s: %zu unwind rows for %zu functions%s", path, c.n, c.fdes,
+		 go ? ", from Go's pclntab" : "");
 	cfi__free(&c);
 }
 
@@ -199,7 +207,7 @@ static void *on_binary(void *ctx, const struct syms_binary *b, Elf *elf, Elf *de
 	u->binaries++;
 	if (elffile__segments(elf, &t->segs, &t->nsegs))
 		return t;
-	on_binary_rows(u, t, b->path, elf, debug);
+	on_binary_rows(u, t, b->path, b->fd, elf, debug);
 	enter_build_id(u, b);
 	enter_file(u, b, t);
 	return t;
