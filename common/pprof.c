@@ -405,6 +405,7 @@ int pprof__write(const struct stackset *set, FILE *f, const struct pprof_opts *o
 		struct pb line = {}, loc = {}, fn = {};
 		uint64_t mapping = str_index(&t, n->module);
 		pb_uint(&line, 1, i + 1);			/* function_id */
+		pb_uint(&line, 2, n->line);			/* line */
 		pb_uint(&loc, 1, i + 1);			/* id */
 		pb_uint(&loc, 2, mapping);			/* mapping_id */
 		pb_uint(&loc, 3, n->addr);			/* address */
@@ -413,7 +414,9 @@ int pprof__write(const struct stackset *set, FILE *f, const struct pprof_opts *o
 		pb_uint(&fn, 1, i + 1);				/* id */
 		pb_uint(&fn, 2, str_index(&t, n->name));	/* name */
 		pb_uint(&fn, 3, str_index(&t, n->name));	/* system_name */
-		pb_uint(&fn, 4, str_index(&t, n->module));	/* filename */
+		/* The source file where known (go tool pprof -list reads it), else the binary. */
+		pb_uint(&fn, 4, str_index(&t, n->file ? n->file : n->module));	/* filename */
+		pb_uint(&fn, 5, n->line);			/* start_line */
 		pb_message(&out, 5, &fn);
 		free(line.p);
 		free(loc.p);
@@ -432,6 +435,7 @@ int pprof__write(const struct stackset *set, FILE *f, const struct pprof_opts *o
 			struct pb line = {};
 
 			pb_uint(&line, 1, f[k] + 1);			/* function_id */
+			pb_uint(&line, 2, stackset__frame(set, f[k])->line);	/* line */
 			pb_message(&loc, 4, &line);
 			free(line.p);
 		}

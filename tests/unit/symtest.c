@@ -76,6 +76,8 @@ int main(int argc, char **argv)
 		}
 		putchar('\n');
 	}
+	fflush(stdout);
+	syms__warn_losses(s);
 	syms__free(s);
 	return 0;
 }

@@ -1,0 +1,167 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Go programs (tests/go/gowork.go), built by Debian's Go 1.19 (pclntab
+# layout 1.18-1.19) and trixie's 1.24 (layout 1.20+), each with symbols,
+# stripped (-s -w) and without section headers: named from Go's own table,
+# callers and inlined calls included, files and lines in pprof; and what
+# offcputime means for a Go program.
+
+load helpers
+
+setup_file() {
+	local new
+	# make deps fetched it; fetched here again if the build directory is new.
+	new=$("$ROOT/tests/go/fetch" 1.24 "$BUILD/cache/go") ||
+		fail "cannot fetch Go 1.24 from Debian trixie"
+	GOVERS=$("$ROOT/tests/go/build" "$BUILD/tests/go" "$(go env GOROOT)" "$new" | tr '\n' ' ')
+	export GOVERS GO_NEW=$new
+}
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	GW=$BUILD/tests/go
+	GOSYM=$BUILD/tests/unit/gosym
+	export HOME=$T GOCACHE=$T/gocache
+	[ "$GOVERS" = "1.19 1.24 " ] || fail "Go workloads not built: '$GOVERS'"
+}
+
+teardown() {
+	stop_bg ${WPID:-}
+	for t in profile offcputime; do
+		assert_nothing_loaded "$t"
+	done
+}
+
+# gowork BINARY MODE SECONDS: starts it, waits until it runs.
+gowork() {
+	"$1" "$2" "$3" > "$T/work" &
+	WPID=$!
+	wait_for_line "$T/work" '^ready'
+}
+
+CHAIN="runtime.main;main.main;main.goCallerGamma;main.goInlinedBeta_\[i\];main.goHotAlpha"
+
+@test "go: stripped Go binaries named as unstripped ones: callers, inlined calls, in both pclntab layouts" {
+	require_bpf
+	for ver in $GOVERS; do
+		for kind in full strip noshdr; do
+			gowork "$GW/gowork-$ver-$kind" cpu 3
+			"$BIN/profile" -p "$WPID" -F 499 -f 1 > "$T/$kind" 2> "$T/err" ||
+				fail "profile failed: $(cat "$T/err")"
+			stop_bg "$WPID"
+			WPID=
+			# The leaf's samples: whole, from goexit, its frameless leaf's caller and the
+			# call inlined into it included (frame pointers alone lose goCallerGamma).
+			awk -v leaf=';main\\.goHotAlpha( |;)' -v whole="^[^;]*;runtime\\.goexit;$CHAIN( |;)" '
+				$0 ~ leaf { all += $NF; if ($0 ~ whole) n += $NF }
+				END { printf "%s: %d of %d whole\n", FILENAME, n, all
+				      exit !(all >= 300 && n * 100 >= 95 * all) }' "$T/$kind" ||
+				fail "Go $ver $kind: $(sort -t' ' -k2 -nr "$T/$kind" | head -5)"
+			cut -d';' -f2- "$T/$kind" | grep 'goHotAlpha [0-9]*$' | sed 's/ [0-9]*$//' |
+				sort -u > "$T/$kind.stacks"
+		done
+		# The same stacks, by name, whatever was stripped.
+		diff "$T/full.stacks" "$T/strip.stacks" || fail "Go $ver: stripped names differ"
+		diff "$T/full.stacks" "$T/noshdr.stacks" || fail "Go $ver: names differ without section headers"
+	done
+}
+
+@test "go: pprof carries source files and lines: go tool pprof -list shows the source, -traces the inlined call" {
+	require_bpf
+	gowork "$GW/gowork-1.24-strip" cpu 3
+	"$BIN/profile" -p "$WPID" -F 499 --pprof "$T/go.pb.gz" 1 2> "$T/err"
+	"$BIN/profile" -p "$WPID" -F 499 1 > "$T/text" 2>> "$T/err"
+	run go tool pprof -list 'main.goCallerGamma' "$T/go.pb.gz"
+	assert_success
+	assert_output --partial "ROUTINE ======================== main.goCallerGamma in $ROOT/tests/go/gowork.go"
+	assert_output --regexp '[0-9.]+m?s +[0-9]+:func goCallerGamma\(n int\) int'
+	run go tool pprof -traces "$T/go.pb.gz"
+	assert_success
+	assert_output --regexp 'main.goInlinedBeta \(inline\)'
+	# The text output marks the inlined call as perf script does.
+	grep -q '^ *main.goInlinedBeta (inlined)$' "$T/text" || fail "$(head -30 "$T/text")"
+}
+
+@test "go: offcputime shows the threads' waits in Go's scheduler; the goroutine that parked above runtime.mcall" {
+	require_bpf
+	gowork "$GW/gowork-1.24-strip" sleep 4
+	"$BIN/offcputime" -p "$WPID" -U -f 2 > "$T/folded" 2> "$T/err"
+	# A goroutine that sleeps parks; its thread waits for the next runnable
+	# one in the scheduler, which is what the kernel sees go off-CPU.
+	grep -qE ';runtime\.findRunnable;.*runtime\.(netpoll|stopm)' "$T/folded" ||
+		fail "$(sort -t' ' -k2 -nr "$T/folded" | head)"
+	# The goroutine appears only as the one whose parking sent its thread
+	# into the scheduler (frame pointers through mcall lead back to it).
+	grep -q 'main\.goSleeperDelta;time\.Sleep;runtime\.gopark;runtime\.mcall;runtime\.park_m;runtime\.schedule;' \
+		"$T/folded" || fail "$(sort -t' ' -k2 -nr "$T/folded" | head)"
+	run grep -vE 'main\.goSleeperDelta;time\.Sleep;runtime\.gopark;runtime\.mcall;' "$T/folded"
+	refute_output --partial goSleeperDelta
+}
+
+@test "go: a pclntab layout it does not read is said, its functions not misnamed" {
+	local off entry
+	# The table's file offset, from its section header.
+	off=$(readelf -SW "$GW/gowork-1.24-strip" | sed 's/^ *\[ *[0-9]*\]//' |
+		awk '$1 == ".gopclntab" { print $4 }')
+	[ -n "$off" ] || fail "no .gopclntab"
+	off=$((16#$off))
+	entry=$("$GOSYM" "$GW/gowork-1.24-strip" | awk '$3 == "main.goHotAlpha" { print $1 }')
+	[ -n "$entry" ] || fail "no main.goHotAlpha"
+	for magic in '\371\377\377\377:unknown pclntab layout' '\373\377\377\377:Go 1.15 or older'; do
+		cp "$GW/gowork-1.24-strip" "$T/gowork-odd"
+		printf "${magic%%:*}" | dd of="$T/gowork-odd" bs=1 seek="$off" conv=notrunc 2> /dev/null
+		run "$GOSYM" "$T/gowork-odd"
+		assert_failure 1
+		assert_output --partial "gowork-odd: ${magic#*:}"
+		# A process with it mapped (Go's runtime would refuse to start):
+		# its code stays unnamed, and the symbolizer says why at exit.
+		python3 -c '
+import mmap, os, sys, time
+f = open(sys.argv[1], "rb")
+m = mmap.mmap(f.fileno(), 0, mmap.MAP_PRIVATE, mmap.PROT_READ | mmap.PROT_EXEC)
+print("ready", flush=True)
+time.sleep(30)' "$T/gowork-odd" > "$T/work" &
+		WPID=$!
+		wait_for_line "$T/work" '^ready'
+		base=$(awk '/gowork-odd/ { split($1, a, "-"); print a[1]; exit }' /proc/$WPID/maps)
+		# The file is mapped whole from offset 0, the text at vaddr 0x400000.
+		run "$BUILD/tests/unit/symtest" "$WPID" "$(printf %x $((16#$base + 16#$entry - 0x400000)))"
+		stop_bg "$WPID"
+		WPID=
+		assert_output --partial "[unknown]"
+		refute_output --partial "main."
+		assert_output --partial "1 Go binaries' symbol tables not read (${magic#*:}"
+	done
+}
+
+@test "go: corrupted pclntabs are read without crashing or reading out of bounds" {
+	local off size
+	read -r off size < <(readelf -SW "$GW/gowork-1.19-strip" |
+		sed 's/^ *\[ *[0-9]*\]//' | awk '$1 == ".gopclntab" { print $4, $5 }')
+	off=$((16#$off)) size=$((16#$size))
+	"$GOSYM" "$GW/gowork-1.19-strip" | awk '{ print $1 }' > "$T/addrs"
+	# 200 copies, each with 32 random bytes of the table overwritten: its
+	# header, offsets, varints and strings. Each must end with a status, not a signal.
+	python3 - "$GW/gowork-1.19-strip" "$off" "$size" "$T/bad" <<-'PY'
+	import random, sys
+	src, off, size, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+	data = open(src, 'rb').read()
+	random.seed(13)
+	for i in range(200):
+	    b = bytearray(data)
+	    # Half of them in the header and function table, where offsets are.
+	    span = 4096 if i % 2 else size
+	    for _ in range(32):
+	        b[off + random.randrange(span)] = random.randrange(256)
+	    open('%s.%d' % (out, i), 'wb').write(b)
+	PY
+	for i in $(seq 0 199); do
+		rc=0
+		"$GOSYM" "$T/bad.$i" > /dev/null 2> "$T/err" || rc=$?
+		[ $rc -le 1 ] || fail "gosym on copy $i: status $rc: $(cat "$T/err")"
+		rc=0
+		"$GOSYM" -b "$T/bad.$i" "$T/addrs" > /dev/null 2> "$T/err" || rc=$?
+		[ $rc -le 1 ] || fail "gosym -b on copy $i: status $rc: $(cat "$T/err")"
+		rm -f "$T/bad.$i"
+	done
+}
