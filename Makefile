@@ -121,6 +121,8 @@ check: deps all $(WORKLOADS)
 check-vm:
 	@scripts/deps.sh install build static vm
 	@$(MAKE) --no-print-directory STATIC=1 OUTPUT=$(OUTPUT)/static all workloads
+	@tests/go/build $(OUTPUT)/static/tests/go "$$(go env GOROOT)" \
+		"$$(tests/go/fetch 1.24 $(OUTPUT)/cache/go)" > /dev/null
 	@tests/vm/run
 
 demo: deps all $(WORKLOADS)

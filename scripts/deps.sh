@@ -44,6 +44,7 @@ vm cpio cmd:cpio
 vm xz-utils cmd:xz
 vm e2fsprogs cmd:mkfs.ext4
 vm kmod cmd:depmod
+vm golang-go cmd:go
 fuzz libclang-rt-14-dev file:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
 "
 
