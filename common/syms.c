@@ -396,7 +396,8 @@ static void binary_load(struct syms *s, struct binary *b)
 	load_go(s, b, elf);
 	elffile__symbols(elf, SHT_DYNSYM, true, &b->syms);
 	elffile__plt_symbols(elf, &b->syms);
-	if (elffile__has_section(elf, ".debug_info"))
+	/* Go's table names inlined calls too, and its DWARF need not be read. */
+	if (!b->go && elffile__has_section(elf, ".debug_info"))
 		open_inlines(s, b, b->fd);
 	if (elffile__symbols(elf, SHT_SYMTAB, true, &b->syms) == -ENOENT && !b->go) {
 		/* Stripped: what the distribution or the builder left elsewhere. */

@@ -8,7 +8,9 @@
  *        symtest -b PID FILE     every address in FILE (one hex per line),
  *                                printing only the count and the time taken,
  *                                with the calls inlined there
+ *        symtest -f BIN FILE     the same for file offsets in binary BIN
  */
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +36,24 @@ int main(int argc, char **argv)
 
 	if (!s || argc < 3)
 		return 2;
+	if (!strcmp(argv[1], "-f") && argc == 4) {
+		int fd = open(argv[2], O_RDONLY | O_CLOEXEC);
+		unsigned long long off;
+		size_t n = 0, named = 0, inlined = 0;
+		FILE *f = fopen(argv[3], "r");
+		double t0 = now();
+
+		while (fd >= 0 && f && fscanf(f, "%llx", &off) == 1) {
+			struct sym_source calls[17];
+
+			named += !syms__file(s, fd, off, &si);
+			inlined += syms__source(&si, true, calls, 17) > 1;
+			n++;
+		}
+		printf("%zu addresses, %zu named, %zu in inlined calls, %.3f s\n", n, named, inlined,
+		       now() - t0);
+		return 0;
+	}
 	if (!strcmp(argv[1], "-b")) {
 		pid_t pid = atoi(argv[2]);
 		unsigned long long addr;
