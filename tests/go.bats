@@ -155,6 +155,8 @@ time.sleep(30)' "$T/gowork-odd" > "$T/work" &
 	        b[off + random.randrange(span)] = random.randrange(256)
 	    open('%s.%d' % (out, i), 'wb').write(b)
 	PY
+	# Built with the sanitizers (make check SANITIZE=1), a finding must not pass for status 1.
+	export ASAN_OPTIONS=exitcode=99 UBSAN_OPTIONS=exitcode=99
 	for i in $(seq 0 199); do
 		rc=0
 		"$GOSYM" "$T/bad.$i" > /dev/null 2> "$T/err" || rc=$?

@@ -43,6 +43,8 @@ int main(int argc, char **argv)
 	err = gopclntab__open(fd, elf, &t, &why);
 	if (err) {
 		fprintf(stderr, "gosym: %s: %s\n", path, why ? why : strerror(-err));
+		elf_end(elf);
+		close(fd);
 		return 1;
 	}
 	if (bench) {
@@ -59,6 +61,11 @@ int main(int argc, char **argv)
 		}
 		printf("%zu addresses, %zu named, %zu in inlined calls, %.3f s (layout %s)\n", n,
 		       named, inlined, now() - t0, gopclntab__layout(t));
+		if (f)
+			fclose(f);
+		gopclntab__free(t);
+		elf_end(elf);
+		close(fd);
 		return 0;
 	}
 	if (argc == 2) {
