@@ -353,6 +353,32 @@ static void load_go(struct syms *s, struct binary *b, Elf *elf)
 }
 
 /*
+ * A Go binary's ELF symbols, where its Go table has no function: C code
+ * linked in with cgo. Go's own functions keep the table's names, so a
+ * stripped binary's frames read as an unstripped one's.
+ */
+static void add_elf_symbols(struct binary *b, Elf *elf)
+{
+	struct symtab elf_syms = {};
+
+	symtab__finish(&b->syms);
+	elffile__symbols(elf, SHT_DYNSYM, true, &elf_syms);
+	elffile__plt_symbols(elf, &elf_syms);
+	elffile__symbols(elf, SHT_SYMTAB, true, &elf_syms);
+	symtab__finish(&elf_syms);
+	for (size_t i = 0, go = b->syms.n; i < elf_syms.n; i++) {
+		/* Only Go's functions, sorted, are looked in: those added follow them. */
+		const struct symtab sorted = { .v = b->syms.v, .n = go };
+		const struct sym *y = &elf_syms.v[i];
+
+		if (!symtab__find(&sorted, y->addr) &&
+		    symtab__add_exact(&b->syms, y->addr, y->size, y->name))
+			break;
+	}
+	symtab__free(&elf_syms);
+}
+
+/*
  * Reads the binary once: its segments, build-id and function symbols, from
  * its own tables or, when stripped, its MiniDebugInfo or debug file. Then
  * its descriptor goes.
@@ -394,16 +420,20 @@ static void binary_load(struct syms *s, struct binary *b)
 			sprintf(b->build_id + 2 * i, "%02x", b->id[i]);
 	}
 	load_go(s, b, elf);
-	elffile__symbols(elf, SHT_DYNSYM, true, &b->syms);
-	elffile__plt_symbols(elf, &b->syms);
-	/* Go's table names inlined calls too, and its DWARF need not be read. */
-	if (!b->go && elffile__has_section(elf, ".debug_info"))
-		open_inlines(s, b, b->fd);
-	if (elffile__symbols(elf, SHT_SYMTAB, true, &b->syms) == -ENOENT && !b->go) {
-		/* Stripped: what the distribution or the builder left elsewhere. */
-		has_debuglink = !elffile__debuglink(elf, debuglink, sizeof(debuglink), &crc);
-		load_debugdata(b, elf);
-		load_debug_file(s, b, has_debuglink ? debuglink : NULL, crc);
+	if (b->go) {
+		/* Go's table names inlined calls too, and its DWARF need not be read. */
+		add_elf_symbols(b, elf);
+	} else {
+		elffile__symbols(elf, SHT_DYNSYM, true, &b->syms);
+		elffile__plt_symbols(elf, &b->syms);
+		if (elffile__has_section(elf, ".debug_info"))
+			open_inlines(s, b, b->fd);
+		if (elffile__symbols(elf, SHT_SYMTAB, true, &b->syms) == -ENOENT) {
+			/* Stripped: what the distribution or the builder left elsewhere. */
+			has_debuglink = !elffile__debuglink(elf, debuglink, sizeof(debuglink), &crc);
+			load_debugdata(b, elf);
+			load_debug_file(s, b, has_debuglink ? debuglink : NULL, crc);
+		}
 	}
 	symtab__finish(&b->syms);
 	name_entry(b, elf);

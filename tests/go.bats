@@ -55,7 +55,7 @@ CHAIN="runtime.main;main.main;main.goCallerGamma;main.goInlinedBeta_\[i\];main.g
 			awk -v leaf=';main\\.goHotAlpha( |;)' -v whole="^[^;]*;runtime\\.goexit;$CHAIN( |;)" '
 				$0 ~ leaf { all += $NF; if ($0 ~ whole) n += $NF }
 				END { printf "%s: %d of %d whole\n", FILENAME, n, all
-				      exit !(all >= 300 && n * 100 >= 95 * all) }' "$T/$kind" ||
+				      exit !(all >= 150 && n * 100 >= 95 * all) }' "$T/$kind" ||
 				fail "Go $ver $kind: $(sort -t' ' -k2 -nr "$T/$kind" | head -5)"
 			cut -d';' -f2- "$T/$kind" | grep 'goHotAlpha [0-9]*$' | sed 's/ [0-9]*$//' |
 				sort -u > "$T/$kind.stacks"
