@@ -30,7 +30,7 @@ CFLAGS    += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 	-I common -I bpf -I $(OUTPUT)/skel
 BPF_CFLAGS := -g -O2 -Wall -Wno-unused-function -target bpf -D__TARGET_ARCH_$(ARCH) \
 	-I vmlinux -I bpf -I /usr/include/$(shell uname -m)-linux-gnu
-LDLIBS    := -lbpf -ldw -lelf -lz -llzma
+LDLIBS    := -lbpf -ldw -lelf -lz -llzma -lcapstone
 
 ifeq ($(SANITIZING),1)
 CFLAGS    += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer

@@ -122,12 +122,30 @@ static __always_inline int entry(__u64 sp)
 	return 0;
 }
 
+/* A call of function @cookie took @delta units. */
+static __always_inline void record(__u64 cookie, __u64 delta)
+{
+	__u32 key = cookie, zero = 0;
+	struct hist *h;
+
+	if (!per_function) {
+		h = bpf_map_lookup_elem(&hist_all, &zero);
+		if (h)
+			hist_add_local(h, delta);
+		return;
+	}
+	h = map_lookup_or_init(&hist_by, &key, &empty_hist);
+	if (h)
+		hist_add_shared(h, delta);
+	else
+		__sync_fetch_and_add(&lost_hists, 1);
+}
+
 static __always_inline int ret(__u64 cookie, __u64 sp)
 {
 	struct stack *s;
-	struct hist *h;
-	__u64 delta, start = 0;
-	__u32 d, key = cookie, zero = 0, popped = 0;
+	__u64 start = 0;
+	__u32 d, popped = 0;
 
 	/*
 	 * Only the cheap pid test: a task that left the cgroup mid-call must
@@ -173,19 +191,7 @@ static __always_inline int ret(__u64 cookie, __u64 sp)
 		s->depth = d;
 		start = s->calls[d & (FUNC_MAX_DEPTH - 1)].ts;
 	}
-	delta = (bpf_ktime_get_ns() - start) / unit_ns;
-
-	if (!per_function) {
-		h = bpf_map_lookup_elem(&hist_all, &zero);
-		if (h)
-			hist_add_local(h, delta);
-		return 0;
-	}
-	h = map_lookup_or_init(&hist_by, &key, &empty_hist);
-	if (h)
-		hist_add_shared(h, delta);
-	else
-		__sync_fetch_and_add(&lost_hists, 1);
+	record(cookie, (bpf_ktime_get_ns() - start) / unit_ns);
 	return 0;
 }
 
@@ -225,6 +231,79 @@ SEC("fexit")
 int BPF_PROG(funclatency_fexit)
 {
 	return ret(0, 0);
+}
+
+/*
+ * Go functions, timed from their entry to each of their return
+ * instructions (a uretprobe rewrites the return address on the stack,
+ * which Go copies elsewhere when it grows). A goroutine may block in the
+ * call and resume on another thread, so a call is known by its goroutine
+ * (g, in a register of Go's ABI since 1.17) and how deep in that
+ * goroutine's stack its frame is (stack.hi - sp, which copying the stack
+ * keeps): recursion and nesting time right, and a call left by a panic is
+ * at worst pushed out of the LRU map.
+ */
+struct go_call {
+	__u64 g;
+	__u64 depth;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct go_call);
+	__type(value, __u64);
+} go_calls SEC(".maps");
+
+#if defined(__TARGET_ARCH_arm64)
+#define GO_G(ctx) ((ctx)->regs[28])
+#else
+#define GO_G(ctx) ((ctx)->r14)
+#endif
+
+/* runtime.g begins with its stack's bounds, lo then hi. */
+static __always_inline bool go_call_of(struct pt_regs *ctx, struct go_call *c)
+{
+	__u64 g = GO_G(ctx), hi;
+
+	if (!g || bpf_probe_read_user(&hi, sizeof(hi), (void *)(g + 8)))
+		return false;
+	c->g = g;
+	c->depth = hi - PT_REGS_SP(ctx);
+	return true;
+}
+
+SEC("uprobe")
+int funclatency_go_entry(struct pt_regs *ctx)
+{
+	struct go_call c;
+	__u64 ts;
+
+	if (!wanted() || !go_call_of(ctx, &c))
+		return 0;
+	/* Entered again from its start after the runtime grew the stack: the same call. */
+	ts = bpf_ktime_get_ns();
+	bpf_map_update_elem(&go_calls, &c, &ts, BPF_ANY);
+	return 0;
+}
+
+SEC("uprobe")
+int funclatency_go_return(struct pt_regs *ctx)
+{
+	struct go_call c;
+	__u64 *start, delta;
+
+	if (target_tgid && (bpf_get_current_pid_tgid() >> 32) != target_tgid)
+		return 0;
+	if (!go_call_of(ctx, &c))
+		return 0;
+	start = bpf_map_lookup_elem(&go_calls, &c);
+	if (!start)
+		return 0;	/* entered before we attached */
+	delta = (bpf_ktime_get_ns() - *start) / unit_ns;
+	bpf_map_delete_elem(&go_calls, &c);
+	record(bpf_get_attach_cookie(ctx), delta);
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "elffile.h"
+#include "gopclntab.h"
+#include "goprobe.h"
 #include "procfile.h"
 #include "procmaps.h"
 #include "symtab.h"
@@ -230,8 +232,10 @@ static bool vaddr_to_offset(const struct elf_segment *segs, size_t n, uint64_t a
 
 void uprobes__free(struct uprobe_func *funcs, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free(funcs[i].name);
+		free(funcs[i].rets);
+	}
 	free(funcs);
 }
 
@@ -306,6 +310,8 @@ out_re:
 
 bool uprobes__is_go(int fd)
 {
+	struct gopclntab *t;
+	const char *why;
 	bool go;
 	Elf *elf;
 
@@ -313,6 +319,121 @@ bool uprobes__is_go(int fd)
 		return false;
 	go = elffile__has_section(elf, ".go.buildinfo") || elffile__has_section(elf, ".gopclntab") ||
 	     elffile__has_section(elf, ".note.go.buildid");
+	/* Without section headers, Go's table says so. */
+	if (!go) {
+		int err = gopclntab__open(fd, elf, &t, &why);
+
+		go = err != -ENOENT;
+		if (!err)
+			gopclntab__free(t);
+	}
 	elf_end(elf);
 	return go;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(((const struct uprobe_func *)a)->name, ((const struct uprobe_func *)b)->name);
+}
+
+/* Function @f's entry and returns, as file offsets. */
+static int go_func(int fd, unsigned int machine, const struct elf_segment *segs, size_t nsegs,
+		   const struct gofunc *f, struct uprobe_func *out)
+{
+	ssize_t n;
+
+	if (!vaddr_to_offset(segs, nsegs, f->entry, &out->offset))
+		return -ENOENT;
+	n = goprobe__returns(fd, machine, out->offset, f->end - f->entry, &out->rets);
+	if (n < 0)
+		return n;
+	out->nrets = n;
+	out->name = strdup(f->name);
+	return out->name ? 0 : -ENOMEM;
+}
+
+ssize_t uprobes__find_go(int fd, const char *pattern, bool regex, size_t max,
+			 struct uprobe_func **out, const char **why)
+{
+	struct uprobe_func *funcs = NULL;
+	struct elf_segment *segs = NULL;
+	struct gopclntab *t = NULL;
+	size_t n = 0, nsegs = 0;
+	ssize_t err;
+	GElf_Ehdr eh;
+	regex_t re;
+	Elf *elf;
+
+	*why = NULL;
+	if (regex && uprobes__regcomp(&re, pattern))
+		return -EINVAL;
+	err = elffile__begin(fd, &elf);
+	if (err)
+		goto out_re;
+	if (!gelf_getehdr(elf, &eh))
+		err = -ENOEXEC;
+	if (!err)
+		err = elffile__segments(elf, &segs, &nsegs);
+	if (!err) {
+		err = gopclntab__open(fd, elf, &t, why);
+		if (err == -EINVAL)
+			err = -EBADMSG;	/* not the pattern's fault */
+	}
+	elf_end(elf);
+	if (err)
+		goto out;
+	/* Before 1.17 arguments went on the stack and g in thread-local storage. */
+	if (!strcmp(gopclntab__layout(t), "1.16-1.17")) {
+		*why = "built by Go 1.16 or 1.17: only Go 1.18 and later are timed";
+		err = -ENOTSUP;
+		goto out;
+	}
+	if (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64) {
+		*why = "Go functions are timed on x86-64 and arm64 only";
+		err = -ENOTSUP;
+		goto out;
+	}
+	for (size_t i = 0; !err && i < gopclntab__count(t); i++) {
+		struct gofunc f;
+
+		if (gopclntab__func(t, i, &f) || !matches(f.name, pattern, regex ? &re : NULL))
+			continue;
+		if (n == max) {
+			err = -E2BIG;
+			break;
+		}
+		if (!funcs && !(funcs = calloc(max, sizeof(*funcs)))) {
+			err = -ENOMEM;
+			break;
+		}
+		err = go_func(fd, eh.e_machine, segs, nsegs, &f, &funcs[n]);
+		if (err == -ENOENT) {
+			err = 0;
+			continue;
+		}
+		if (err == -EILSEQ)
+			*why = f.name;	/* lives as long as the table: copied below */
+		if (!err)
+			n++;
+	}
+	if (err == -EILSEQ) {
+		static char name[256];
+
+		snprintf(name, sizeof(name), "%s", *why);
+		*why = name;
+	}
+	if (!err && n)
+		qsort(funcs, n, sizeof(*funcs), cmp_name);
+out:
+	gopclntab__free(t);
+	free(segs);
+out_re:
+	if (regex)
+		regfree(&re);
+	if (err || !n) {
+		uprobes__free(funcs, n);
+		return err ? err : -ENOENT;
+	}
+	*out = funcs;
+	return n;
 }

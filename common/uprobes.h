@@ -12,6 +12,8 @@
 struct uprobe_func {
 	char *name;
 	uint64_t offset;	/* in the file, what uprobes attach by */
+	uint64_t *rets;		/* Go functions: the file offsets of their returns */
+	size_t nrets;
 };
 
 /*
@@ -47,5 +49,16 @@ void uprobes__free(struct uprobe_func *funcs, size_t n);
 
 /* Was the file on @fd built by Go? Its goroutine stacks move, which uretprobes cannot survive. */
 bool uprobes__is_go(int fd);
+
+/*
+ * As uprobes__find(), for a Go binary: its functions from Go's own table
+ * (stripped binaries too), each with its return instructions, to be timed
+ * without uretprobes. -ENOTSUP for Go before 1.18 or another machine than
+ * x86-64 and arm64 (@why says which), -EILSEQ when a matching function
+ * could not be disassembled whole (its name in @why), -EBADMSG for a
+ * malformed table.
+ */
+ssize_t uprobes__find_go(int fd, const char *pattern, bool regex, size_t max,
+			 struct uprobe_func **out, const char **why);
 
 #endif

@@ -20,6 +20,7 @@ build libdw-dev file:/usr/include/elfutils/libdwfl.h
 build zlib1g-dev file:/usr/include/zlib.h
 build liblzma-dev file:/usr/include/lzma.h
 build libdebuginfod-dev file:/usr/include/elfutils/debuginfod.h
+build libcapstone-dev file:/usr/include/capstone/capstone.h
 build make cmd:make
 build gcc cmd:gcc
 test bats cmd:bats

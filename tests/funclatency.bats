@@ -2,9 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # funclatency on the functions of tests/workloads/funcs.c, whose latencies and
 # call counts are known: 20 x 10 ms, 1000 x immediate, 10 x 5 nested (1 ms at
-# the bottom), and 100 pipe reads through libc's read().
+# the bottom), and 100 pipe reads through libc's read(); and Go functions of
+# tests/go/gowork.go, stripped, that block or grow their goroutine's stack.
 
 load helpers
+
+setup_file() {
+	go_workloads
+}
 
 setup() {
 	T=$BATS_TEST_TMPDIR
@@ -281,30 +286,68 @@ rows_between() {
 	assert_output --regexp "^funclatency: '\*' matches more than 1000 functions in /.*libc\.so\.6: narrow the pattern\$"
 }
 
-@test "funclatency refuses Go programs instead of crashing them" {
-	require_bpf
-	cat > "$T/hello.go" <<'GO'
-package main
-
-import "time"
-
-func work() { time.Sleep(10 * time.Millisecond) }
-
-func main() {
-	for {
-		work()
-	}
+# go_timed VERSION MODE ARGS...: funclatency ARGS on stripped gowork of Go
+# VERSION, attached before the program starts, which then runs MODE for 2 s
+# and prints its own count of calls ($CALLS); the tool's output in $T/out.
+go_timed() {
+	local ver=$1 mode=$2
+	shift 2
+	GOBIN=$BUILD/tests/go/gowork-$ver-strip
+	"$BIN/funclatency" "${@/#@GO/$GOBIN}" > "$T/out" 2> "$T/err" &
+	FPID=$!
+	wait_for_line "$T/out" 'Tracing' 10
+	"$GOBIN" "$mode" 2 > "$T/work" || fail "the Go program failed: $(cat "$T/work")"
+	kill -INT "$FPID"
+	wait "$FPID" || fail "funclatency failed: $(cat "$T/err")"
+	FPID=
+	CALLS=$(awk '$1 == "calls" { print $2 }' "$T/work")
+	[ "${CALLS:-0}" -gt 100 ] || fail "the Go program made ${CALLS:-no} calls: $(cat "$T/work")"
 }
-GO
-	(cd "$T" && HOME=$T GOCACHE=$T/gocache GOFLAGS= GO111MODULE=off go build -o hello hello.go) ||
-		fail "cannot build the Go test program"
-	"$T/hello" &
-	gopid=$!
-	run "$BIN/funclatency" -d 1 "$T/hello:main.work"
-	kill -0 $gopid || fail "the Go program died"
-	kill $gopid
+
+@test "funclatency times Go functions that block and resume on other threads, in stripped binaries" {
+	require_bpf
+	for ver in 1.19 1.24; do
+		# Four goroutines on two threads, each call asleep 10 ms: timed
+		# from entry to return instruction, keyed by goroutine, not thread.
+		go_timed $ver block -m "@GO:main.goTimedBlock"
+		# Every call, each in 8-15 ms.
+		run hist_total "$T/out"
+		assert_output "$CALLS"
+		grep -qE "^ +8 -> 15 +: $CALLS " "$T/out" || fail "Go $ver, $CALLS calls: $(cat "$T/out")"
+	done
+}
+
+@test "funclatency times a Go function while the runtime moves its goroutine's stack" {
+	require_bpf
+	for ver in 1.19 1.24; do
+		# 20,000 frames deep inside the timed call: its stack is copied
+		# to a larger one, which a uretprobe's return address would not survive.
+		go_timed $ver grow -m -v "@GO:main.goTimedGrow"
+		grep -q "uprobes on $GOBIN:main.goTimedGrow: its entry (file offset 0x[0-9a-f]*) and [1-9][0-9]* returns" \
+			"$T/err" || fail "$(cat "$T/err")"
+		run hist_total "$T/out"
+		assert_output "$CALLS"
+		# Sleeping 10 ms, and copying a growing stack: 8-15 ms, a few 16-31.
+		awk -v all="$CALLS" '/^ +8 -> 15 +:/ { n = $5 } END { exit !(n * 100 >= 95 * all) }' "$T/out" ||
+			fail "Go $ver, $CALLS calls: $(cat "$T/out")"
+	done
+}
+
+@test "funclatency: Go names by wildcard and regular expression, a histogram per function" {
+	require_bpf
+	go_timed 1.24 block -m -F "@GO:main.goTimed*"
+	grep -q 'Tracing 2 functions' "$T/out" || fail "$(cat "$T/out")"
+	grep -q '^Function = main.goTimedBlock$' "$T/out" || fail "$(cat "$T/out")"
+	go_timed 1.24 block -m -F -r '@GO:main\.goTimed(Block|Nothing)$'
+	grep -q 'Tracing 1 function ' "$T/out" || fail "$(cat "$T/out")"
+	run hist_total "$T/out"
+	assert_output "$CALLS"
+	run "$BIN/funclatency" "$BUILD/tests/go/gowork-1.24-strip:main.noSuchFunction"
 	assert_failure 1
-	assert_output --partial "is a Go program: uretprobes would crash it"
+	assert_output "funclatency: no function matches 'main.noSuchFunction' in $BUILD/tests/go/gowork-1.24-strip"
+	run "$BIN/funclatency" -r "$BUILD/tests/go/gowork-1.24-strip:main.(unclosed"
+	assert_failure 1
+	assert_output --partial "invalid regular expression"
 }
 
 @test "funclatency: what does not match, does not exist or is malformed" {

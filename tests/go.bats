@@ -9,12 +9,7 @@
 load helpers
 
 setup_file() {
-	local new
-	# make deps fetched it; fetched here again if the build directory is new.
-	new=$("$ROOT/tests/go/fetch" 1.24 "$BUILD/cache/go") ||
-		fail "cannot fetch Go 1.24 from Debian trixie"
-	GOVERS=$("$ROOT/tests/go/build" "$BUILD/tests/go" "$(go env GOROOT)" "$new" | tr '\n' ' ')
-	export GOVERS GO_NEW=$new
+	go_workloads
 }
 
 setup() {

@@ -66,3 +66,14 @@ stop_bg() {
 		wait "$pid" 2>/dev/null || true
 	done
 }
+
+# Builds tests/go/gowork.go into $BUILD/tests/go with Debian's Go (1.19) and
+# trixie's 1.24 (fetched by make deps, or here), unless built; exports
+# GOVERS, the versions built ("1.19 1.24 ").
+go_workloads() {
+	local new
+	new=$("$ROOT/tests/go/fetch" 1.24 "$BUILD/cache/go") ||
+		fail "cannot fetch Go 1.24 from Debian trixie"
+	GOVERS=$("$ROOT/tests/go/build" "$BUILD/tests/go" "$(go env GOROOT)" "$new" | tr '\n' ' ')
+	export GOVERS
+}

@@ -123,6 +123,12 @@ struct target {
 	enum method method;	/* for kernel functions */
 	struct bpf_link **links;
 	size_t nlinks;
+	/* User functions: found before the programs load, which depend on them being Go's. */
+	struct uprobe_func *funcs;
+	ssize_t nfuncs;
+	bool go;
+	int fd;
+	char path[PATH_MAX];
 };
 
 static int add_link(struct target *t, struct bpf_link *link)
@@ -141,31 +147,28 @@ static int add_link(struct target *t, struct bpf_link *link)
 	return 0;
 }
 
-static int attach_user(struct target *t, const char *lib, const char *pattern)
+/* The functions of @lib that @pattern names: a Go binary's from its own table. */
+static int resolve_user(struct target *t, const char *lib, const char *pattern)
 {
-	char path[PATH_MAX], fdpath[64];
-	struct uprobe_func *funcs;
+	const char *path = t->path, *why = NULL;
 	ssize_t n;
-	int err, fd;
 
-	fd = uprobes__open(lib, env.pid, path, sizeof(path));
-	if (fd == -EINVAL) {
+	t->fd = uprobes__open(lib, env.pid, t->path, sizeof(t->path));
+	if (t->fd == -EINVAL) {
 		pr_err("%s is not a regular file", lib);
-		return fd;
+		return t->fd;
 	}
-	if (fd < 0) {
+	if (t->fd < 0) {
 		pr_err("library '%s' not found%s", lib,
 		       env.pid ? " in the process's maps or its /etc/ld.so.cache" :
 				 " in /etc/ld.so.cache or the library directories");
-		return fd;
+		return t->fd;
 	}
-	if (uprobes__is_go(fd)) {
-		pr_err("%s is a Go program: uretprobes would crash it (Go moves goroutine stacks), "
-		       "so funclatency does not attach", path);
-		close(fd);
-		return -ENOTSUP;
-	}
-	n = uprobes__find(fd, pattern, env.regex, MAX_PROBES, &funcs);
+	t->go = uprobes__is_go(t->fd);
+	if (t->go)
+		n = uprobes__find_go(t->fd, pattern, env.regex, MAX_PROBES, &t->funcs, &why);
+	else
+		n = uprobes__find(t->fd, pattern, env.regex, MAX_PROBES, &t->funcs);
 	if (n == -ENOENT)
 		pr_err("no function matches '%s' in %s", pattern, path);
 	else if (n == -E2BIG)
@@ -175,39 +178,63 @@ static int attach_user(struct target *t, const char *lib, const char *pattern)
 		pr_err("invalid regular expression '%s'", pattern);
 	else if (n == -ENOEXEC)
 		pr_err("%s is not an ELF file", path);
+	else if (n == -ENOTSUP)
+		pr_err("%s: %s", path, why);
+	else if (n == -EILSEQ)
+		pr_err("%s: %s could not be disassembled whole: its returns are not all known", path,
+		       why);
+	else if (t->go && n < 0)
+		pr_err("%s: Go symbol table not read: %s", path,
+		       why ? why : n == -EBADMSG ? "malformed" : strerror(-n));
 	else if (n < 0)
 		pr_err("cannot read %s: %s", path, strerror(-n));
-	if (n < 0) {
-		close(fd);
+	if (n < 0)
 		return n;
-	}
+	t->nfuncs = n;
 	t->names = calloc(n, sizeof(*t->names));
-	if (!t->names) {
-		close(fd);
-		uprobes__free(funcs, n);
-		return -ENOMEM;
-	}
-	/* The very file opened and checked above, whatever its path names by now. */
-	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
-	for (ssize_t i = 0; i < n; i++) {
-		LIBBPF_OPTS(bpf_uprobe_opts, entry, .bpf_cookie = i);
-		LIBBPF_OPTS(bpf_uprobe_opts, ret, .bpf_cookie = i, .retprobe = true);
+	return t->names ? 0 : -ENOMEM;
+}
 
-		t->names[t->n++] = strdup(funcs[i].name);
-		pr_debug("uprobe and uretprobe on %s:%s (file offset 0x%llx)", path, funcs[i].name,
-			 (unsigned long long)funcs[i].offset);
-		err = add_link(t, bpf_program__attach_uprobe_opts(t->obj->progs.funclatency_entry,
-					env.pid ? env.pid : -1, fdpath, funcs[i].offset, &entry));
-		if (!err)
-			err = add_link(t, bpf_program__attach_uprobe_opts(t->obj->progs.funclatency_return,
-					env.pid ? env.pid : -1, fdpath, funcs[i].offset, &ret));
-		if (err) {
-			pr_err("cannot attach a uprobe to %s:%s: %s", path, funcs[i].name, strerror(-err));
-			break;
-		}
+/*
+ * A uprobe at each function's entry, and a uretprobe or, in Go, a uprobe
+ * at each of its return instructions.
+ */
+static int attach_user(struct target *t)
+{
+	struct bpf_program *entry = t->go ? t->obj->progs.funclatency_go_entry :
+					    t->obj->progs.funclatency_entry;
+	pid_t pid = env.pid ? env.pid : -1;
+	char fdpath[64];
+	int err = 0;
+
+	/* The very file opened and checked above, whatever its path names by now. */
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", t->fd);
+	for (ssize_t i = 0; i < t->nfuncs && !err; i++) {
+		const struct uprobe_func *f = &t->funcs[i];
+		LIBBPF_OPTS(bpf_uprobe_opts, at_entry, .bpf_cookie = i);
+		LIBBPF_OPTS(bpf_uprobe_opts, at_ret, .bpf_cookie = i, .retprobe = !t->go);
+
+		t->names[t->n++] = strdup(f->name);
+		if (t->go)
+			pr_debug("uprobes on %s:%s: its entry (file offset 0x%llx) and %zu returns",
+				 t->path, f->name, (unsigned long long)f->offset, f->nrets);
+		else
+			pr_debug("uprobe and uretprobe on %s:%s (file offset 0x%llx)", t->path,
+				 f->name, (unsigned long long)f->offset);
+		err = add_link(t, bpf_program__attach_uprobe_opts(entry, pid, fdpath, f->offset,
+								  &at_entry));
+		if (!t->go && !err)
+			err = add_link(t, bpf_program__attach_uprobe_opts(
+					t->obj->progs.funclatency_return, pid, fdpath, f->offset,
+					&at_ret));
+		for (size_t k = 0; t->go && k < f->nrets && !err; k++)
+			err = add_link(t, bpf_program__attach_uprobe_opts(
+					t->obj->progs.funclatency_go_return, pid, fdpath, f->rets[k],
+					&at_ret));
+		if (err)
+			pr_err("cannot attach a uprobe to %s:%s: %s", t->path, f->name,
+			       strerror(-err));
 	}
-	close(fd);
-	uprobes__free(funcs, n);
 	return err;
 }
 
@@ -464,7 +491,7 @@ static int report(void *ctx, const struct report_info *info)
 
 int main(int argc, char **argv)
 {
-	struct target t = {};
+	struct target t = { .fd = -1 };
 	struct run run;
 	char *colon, *lib = NULL;
 	const char *pattern;
@@ -517,7 +544,11 @@ int main(int argc, char **argv)
 		bpf_map__set_max_entries(t.obj->maps.hist_by, 1);
 
 	/* Which programs load depends on what the pattern needs. */
-	if (!lib) {
+	if (lib) {
+		err = resolve_user(&t, lib, pattern);
+		if (err)
+			goto out;
+	} else {
 		err = resolve_kernel(&t, pattern);
 		if (err)
 			goto out;
@@ -532,15 +563,17 @@ int main(int argc, char **argv)
 	bpf_program__set_autoload(t.obj->progs.funclatency_fexit, fentry);
 	bpf_program__set_autoload(t.obj->progs.funclatency_multi_entry, multi);
 	bpf_program__set_autoload(t.obj->progs.funclatency_multi_return, multi);
-	bpf_program__set_autoload(t.obj->progs.funclatency_entry, !fentry && !multi);
-	bpf_program__set_autoload(t.obj->progs.funclatency_return, !fentry && !multi);
+	bpf_program__set_autoload(t.obj->progs.funclatency_entry, !fentry && !multi && !t.go);
+	bpf_program__set_autoload(t.obj->progs.funclatency_return, !fentry && !multi && !t.go);
+	bpf_program__set_autoload(t.obj->progs.funclatency_go_entry, t.go);
+	bpf_program__set_autoload(t.obj->progs.funclatency_go_return, t.go);
 	err = tool__load(t.obj->skeleton);
 	if (err)
 		goto out;
 	if (fentry)
 		err = tool__attach(t.obj->skeleton);
 	else if (lib)
-		err = attach_user(&t, lib, pattern);
+		err = attach_user(&t);
 	else
 		err = attach_kernel(&t);
 	if (err)
@@ -567,6 +600,10 @@ int main(int argc, char **argv)
 			(unsigned long long)t.obj->bss->lost_hists,
 			bpf_map__max_entries(t.obj->maps.hist_by));
 out:
+	if (t.fd >= 0)
+		close(t.fd);
+	if (t.nfuncs > 0)
+		uprobes__free(t.funcs, t.nfuncs);
 	for (size_t i = 0; i < t.nlinks; i++)
 		bpf_link__destroy(t.links[i]);
 	for (size_t i = 0; i < t.n; i++)

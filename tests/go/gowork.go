@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-// A Go workload for tests/go.bats: a known call chain on CPU, or a goroutine that sleeps.
+// A Go workload for tests/go.bats: a known call chain on CPU, a goroutine
+// that sleeps, or goroutines whose timed calls block (and resume on other
+// threads) or grow their stacks, counting their calls.
 //
-// usage: gowork cpu SECONDS | gowork sleep SECONDS
+// usage: gowork cpu|sleep|block|grow SECONDS
 package main
 
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,9 +36,58 @@ func goCallerGamma(n int) int { return goInlinedBeta(n) * 2 }
 //go:noinline
 func goSleeperDelta(d time.Duration) { time.Sleep(d) }
 
+var calls int64
+
+// Blocks 10 ms: its goroutine parks and often resumes on another thread.
+//
+//go:noinline
+func goTimedBlock() {
+	time.Sleep(10 * time.Millisecond)
+	atomic.AddInt64(&calls, 1)
+}
+
+//go:noinline
+func goDeep(n int) int {
+	var pad [64]int
+	pad[n%64] = n
+	if n == 0 {
+		return pad[0]
+	}
+	return goDeep(n-1) + pad[n%64]
+}
+
+// Blocks 10 ms, then recurses 20,000 deep: the runtime copies its
+// goroutine's stack to a larger one while the call is timed.
+//
+//go:noinline
+func goTimedGrow() int {
+	time.Sleep(10 * time.Millisecond)
+	r := goDeep(20000)
+	atomic.AddInt64(&calls, 1)
+	return r
+}
+
+// Four goroutines calling @f until @end, on two threads at most.
+func timed(f func(), end time.Time) {
+	var wg sync.WaitGroup
+
+	runtime.GOMAXPROCS(2)
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(end) {
+				f()
+			}
+		}()
+	}
+	wg.Wait()
+	fmt.Println("calls", atomic.LoadInt64(&calls))
+}
+
 func main() {
 	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: gowork cpu|sleep SECONDS")
+		fmt.Fprintln(os.Stderr, "usage: gowork cpu|sleep|block|grow SECONDS")
 		os.Exit(2)
 	}
 	secs, err := strconv.ParseFloat(os.Args[2], 64)
@@ -42,6 +96,14 @@ func main() {
 	}
 	end := time.Now().Add(time.Duration(secs * float64(time.Second)))
 	fmt.Println("ready")
+	switch os.Args[1] {
+	case "block":
+		timed(goTimedBlock, end)
+		return
+	case "grow":
+		timed(func() { goTimedGrow() }, end)
+		return
+	}
 	for time.Now().Before(end) {
 		if os.Args[1] == "cpu" {
 			sink += goCallerGamma(200000)

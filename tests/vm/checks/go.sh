@@ -3,7 +3,8 @@
 # Go programs on a test VM's kernel: tests/go/gowork.go built stripped
 # (-s -w) by Go 1.19 and 1.24 (the two pclntab layouts), profiled: its
 # leaf's samples named, with the frameless leaf's caller and the call
-# inlined into it, up to runtime.goexit.
+# inlined into it, up to runtime.goexit; and funclatency on a Go function
+# whose goroutines block 10 ms: every call counted, each in 8-15 ms.
 #
 # POSIX sh; see tests/vm/lib.sh.
 
@@ -28,5 +29,27 @@ for ver in 1.19 1.24; do
 		result go "profile-$ver" pass "$1 of $2 whole"
 	else
 		result go "profile-$ver" fail "$1 of $2 whole: rc=$rc $(tail -n 2 "$SCRATCH/go.err") $(head -c 400 "$SCRATCH/go.out")"
+	fi
+done
+
+for ver in 1.19 1.24; do
+	bin=$WL/go/gowork-$ver-strip
+	[ -x "$bin" ] || continue
+	if vm_attach "$SCRATCH/go.out" "$SCRATCH/go.err" funclatency -m "$bin:main.goTimedBlock"; then
+		"$bin" block 2 > "$SCRATCH/go.work"
+		grc=$?
+		kill -INT $vm_tpid
+		wait $vm_tpid
+		rc=$?
+		calls=$(awk '$1 == "calls" { print $2 }' "$SCRATCH/go.work")
+		in_bucket=$(awk '/^ +8 -> 15 +:/ { print $5 }' "$SCRATCH/go.out")
+		if [ $grc = 0 ] && [ $rc = 0 ] && [ "${calls:-0}" -gt 50 ] && [ "$in_bucket" = "$calls" ] &&
+		   [ -z "$(vm_leftover funclatency)" ]; then
+			result go "funclatency-$ver" pass "$calls calls, all 8-15 ms"
+		else
+			result go "funclatency-$ver" fail "go rc=$grc rc=$rc calls=$calls in 8-15 ms: $in_bucket $(tail -n 2 "$SCRATCH/go.err") $(head -c 400 "$SCRATCH/go.out")"
+		fi
+	else
+		result go "funclatency-$ver" fail "rc=$vm_rc $(tail -n 2 "$SCRATCH/go.err")"
 	fi
 done

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Go functions' return instructions, for uprobes in place of uretprobes, which Go's moving stacks break. */
+#include <capstone/capstone.h>
+#include <elf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "goprobe.h"
+
+/* Reads @size bytes at @off: the function's code. */
+static int read_code(int fd, uint64_t off, uint64_t size, uint8_t **out)
+{
+	uint8_t *buf;
+	size_t done = 0;
+
+	if (!size || size > GOPROBE_MAX_FUNC)
+		return -EFBIG;
+	buf = malloc(size);
+	if (!buf)
+		return -ENOMEM;
+	while (done < size) {
+		ssize_t n = pread(fd, buf + done, size - done, off + done);
+
+		if (n <= 0) {
+			free(buf);
+			return n < 0 ? -errno : -EIO;
+		}
+		done += n;
+	}
+	*out = buf;
+	return 0;
+}
+
+ssize_t goprobe__returns(int fd, unsigned int machine, uint64_t off, uint64_t size,
+			 uint64_t **rets)
+{
+	cs_arch arch = machine == EM_X86_64 ? CS_ARCH_X86 : CS_ARCH_ARM64;
+	cs_mode mode = machine == EM_X86_64 ? CS_MODE_64 : CS_MODE_ARM;
+	unsigned int ret_id = machine == EM_X86_64 ? X86_INS_RET : ARM64_INS_RET;
+	const uint8_t *code;
+	uint64_t *v = NULL, at;
+	size_t n = 0, left;
+	uint8_t *buf = NULL;
+	cs_insn *insn;
+	csh cs;
+	int err;
+
+	if (machine != EM_X86_64 && machine != EM_AARCH64)
+		return -ENOTSUP;
+	err = read_code(fd, off, size, &buf);
+	if (err)
+		return err;
+	if (cs_open(arch, mode, &cs) != CS_ERR_OK) {
+		free(buf);
+		return -ENOMEM;
+	}
+	insn = cs_malloc(cs);
+	code = buf;
+	left = size;
+	at = off;
+	/*
+	 * Instruction by instruction from the entry: Go puts no data in its
+	 * code; what is left after the last instruction is padding.
+	 */
+	while (insn && cs_disasm_iter(cs, &code, &left, &at, insn)) {
+		uint64_t *t;
+
+		if (insn->id != ret_id)
+			continue;
+		t = realloc(v, (n + 1) * sizeof(*v));
+		if (!t) {
+			err = -ENOMEM;
+			break;
+		}
+		v = t;
+		v[n++] = insn->address;
+	}
+	if (insn)
+		cs_free(insn, 1);
+	else
+		err = -ENOMEM;
+	/* Stopped short of the padding: a return might be in what was not decoded. */
+	for (; !err && left; left--, code++)
+		if (*code != (machine == EM_X86_64 ? 0xcc : 0))
+			err = -EILSEQ;
+	cs_close(&cs);
+	free(buf);
+	if (err) {
+		free(v);
+		return err;
+	}
+	*rets = v;
+	return n;
+}
