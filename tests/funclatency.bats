@@ -310,10 +310,13 @@ go_timed() {
 		# Four goroutines on two threads, each call asleep 10 ms: timed
 		# from entry to return instruction, keyed by goroutine, not thread.
 		go_timed $ver block -m "@GO:main.goTimedBlock"
-		# Every call, each in 8-15 ms.
+		# Every call, none under 8 ms, and all in 8-15 ms but for a
+		# wakeup the scheduler delays past 16 ms now and then (1% allowed).
 		run hist_total "$T/out"
 		assert_output "$CALLS"
-		grep -qE "^ +8 -> 15 +: $CALLS " "$T/out" || fail "Go $ver, $CALLS calls: $(cat "$T/out")"
+		awk -v all="$CALLS" '/^ +[0-9]+ -> [0-9]+ +:/ && $1 < 8 { low += $5 }
+			/^ +8 -> 15 +:/ { n = $5 } END { exit !(!low && n * 100 >= 99 * all) }' "$T/out" ||
+			fail "Go $ver, $CALLS calls: $(cat "$T/out")"
 	done
 }
 
