@@ -145,17 +145,21 @@ static __always_inline struct file *fd_file(__u32 fd)
 /*
  * Names the directory by walking its dentries up to "/", crossing mount
  * points the way d_path() does, so /proc reads as "/proc" and not "/".
+ * Names are kept whole, so that two directories whose names share a long
+ * prefix never read alike.
  */
 static __always_inline void name_dir(struct file *file, struct dir_path *p)
 {
 	struct vfsmount *vfsmnt = BPF_CORE_READ(file, f_path.mnt);
 	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
 	struct mount *mnt = container_of(vfsmnt, struct mount, mnt);
-	__u32 depth = 0;
+	__u32 depth = 0, off = 0;
 
 	p->cut = 1;
+	p->long_names = 0;
 	for (int i = 0; i < DIR_DEPTH * 2; i++) {
 		struct dentry *parent = BPF_CORE_READ(d, d_parent);
+		long n;
 
 		if (d == BPF_CORE_READ(vfsmnt, mnt_root) || d == parent) {
 			struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
@@ -169,10 +173,18 @@ static __always_inline void name_dir(struct file *file, struct dir_path *p)
 			vfsmnt = &up->mnt;
 			continue;
 		}
-		if (depth >= DIR_DEPTH)
+		if (depth >= DIR_DEPTH || off >= DIR_NAMES_MAX)
 			break;
-		bpf_probe_read_kernel_str(p->comp[depth & (DIR_DEPTH - 1)], DIR_NAME_LEN,
-					  BPF_CORE_READ(d, d_name.name));
+		/* The mask only tells the verifier what the test above did. */
+		n = bpf_probe_read_kernel_str(&p->names[off & (DIR_NAMES_MAX - 1)], DIR_NAME_LEN,
+					      BPF_CORE_READ(d, d_name.name));
+		if (n <= 0) {
+			p->names[off & (DIR_NAMES_MAX - 1)] = '\0';
+			n = 1;
+		}
+		if (BPF_CORE_READ(d, d_name.len) >= DIR_NAME_LEN)
+			p->long_names |= 1U << depth;
+		off += n;
 		depth++;
 		d = parent;
 	}

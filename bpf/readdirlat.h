@@ -6,9 +6,15 @@
 #include "hist.h"
 
 #define TASK_COMM_LEN 16
-/* A directory is named by its last DIR_DEPTH components, each cut at DIR_NAME_LEN - 1. */
+/*
+ * A directory is named by its last DIR_DEPTH components, whole (a name is at
+ * most NAME_MAX bytes), packed back to back: components are added while the
+ * names so far take less than DIR_NAMES_MAX bytes, so the last one always
+ * has room for a name of DIR_NAME_LEN.
+ */
 #define DIR_DEPTH 8
-#define DIR_NAME_LEN 32
+#define DIR_NAME_LEN 256		/* NAME_MAX and its NUL */
+#define DIR_NAMES_MAX 512		/* a power of two: offsets are masked with it */
 
 enum rdl_group {
 	RDL_GROUP_NONE,
@@ -22,11 +28,16 @@ struct dir_key {
 	__u32 pad;
 };
 
-/* comp[0] is the directory's own name, comp[depth - 1] the one below "/". */
+/*
+ * names holds depth NUL-terminated names: the directory's own first, the
+ * one below "/" last.
+ */
 struct dir_path {
 	__u32 depth;
 	__u32 cut;		/* the walk stopped before reaching "/" */
-	char comp[DIR_DEPTH][DIR_NAME_LEN];
+	__u32 long_names;	/* bit i: name i was longer than DIR_NAME_LEN - 1, and cut */
+	__u32 pad;
+	char names[DIR_NAMES_MAX + DIR_NAME_LEN];
 };
 
 struct rdl_hist_key {

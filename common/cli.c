@@ -60,6 +60,15 @@ int cli__parse_pids(struct argp_state *state, const char *what, const char *arg,
 	return n;
 }
 
+const char *cli__parse_cgroup(struct argp_state *state, const char *opt, const char *arg)
+{
+	/* "" would resolve to the cgroup2 root: every task, the opposite of a filter. */
+	if (!*arg)
+		argp_error(state, "%s needs a cgroup v2 path, such as system.slice/nginx.service "
+			   "or /sys/fs/cgroup/user.slice; leave %s out for every cgroup", opt, opt);
+	return arg;
+}
+
 static void parse_positional(struct argp_state *state, const char *arg)
 {
 	switch (cli->positional) {
@@ -170,5 +179,11 @@ int cli__parse(struct cli *c, int argc, char **argv)
 
 	/* Every tool parses first: from here on Ctrl-C ends it with a report. */
 	run__catch_signals();
+	/*
+	 * getopt names the program by argv[0] in "invalid option": make that
+	 * the tool's name, as on every other message, not the path it ran by.
+	 */
+	if (argc > 0)
+		argv[0] = (char *)c->name;
 	return argp_parse(&argp, argc, argv, 0, NULL, c);
 }

@@ -61,5 +61,7 @@ pid_t cli__parse_pid(struct argp_state *state, const char *what, const char *arg
 /* "PID[,PID...]" into @out (at most @max); returns how many. */
 int cli__parse_pids(struct argp_state *state, const char *what, const char *arg,
 		    pid_t *out, int max);
+/* The cgroup v2 path @arg of option @opt ("-c", "--cgroup"); empty is a usage error. */
+const char *cli__parse_cgroup(struct argp_state *state, const char *opt, const char *arg);
 
 #endif

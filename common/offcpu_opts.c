@@ -83,6 +83,10 @@ error_t offcpu__parse(int key, char *arg, struct argp_state *state)
 			argp_error(state, "-p and -t exclude each other");
 		if (offcpu.min_us > offcpu.max_us)
 			argp_error(state, "-m %llu is above -M %llu", offcpu.min_us, offcpu.max_us);
+		stack_opts__warn_ignored(&(struct stack_view){
+			.user_only = offcpu.user_only, .kernel_only = offcpu.kernel_only,
+			.delimit = offcpu.delimit, .folded = offcpu.folded,
+			.json = ((struct cli *)state->input)->json });
 		return ARGP_ERR_UNKNOWN;
 	default:
 		return ARGP_ERR_UNKNOWN;

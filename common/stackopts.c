@@ -2,6 +2,7 @@
 /* Parsing the options the stack tools share, once. */
 #include "cli.h"
 #include "stackopts.h"
+#include "tool.h"
 
 enum { KEY_SVG = CLI_KEY_TOOL + 0x200, KEY_PPROF, KEY_UNWIND, KEY_UNWIND_MEMORY, KEY_DEBUGINFOD };
 
@@ -28,9 +29,13 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case KEY_SVG: stack_opts.svg = arg; break;
 	case KEY_PPROF: stack_opts.pprof = arg; break;
-	case KEY_UNWIND: stack_opts.unwind.method = unwind__parse_method(state, arg); break;
+	case KEY_UNWIND:
+		stack_opts.unwind.method = unwind__parse_method(state, arg);
+		stack_opts.unwind_given = true;
+		break;
 	case KEY_UNWIND_MEMORY:
 		stack_opts.unwind.memory_mb = cli__parse_ulong(state, "unwind memory", arg, 1, 65536);
+		stack_opts.unwind_memory_given = true;
 		break;
 	case KEY_DEBUGINFOD:
 		stack_opts.debuginfod = arg ? cli__parse_ulong(state, "debuginfod time", arg, 1, 3600)
@@ -43,3 +48,20 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 }
 
 const struct argp stack_opts_argp = { options, parse };
+
+void stack_opts__warn_ignored(const struct stack_view *v)
+{
+	const char *memory = stack_opts.unwind_memory_given ? "--unwind-memory" : NULL;
+
+	if (v->user_only)
+		tool__warn_ignored("-U shows user stacks only", v->delimit ? "-d" : NULL,
+				   v->annotate ? "-a" : NULL);
+	if (v->kernel_only)
+		tool__warn_ignored("-K shows kernel stacks only", v->delimit ? "-d" : NULL,
+				   stack_opts.unwind_given ? "--unwind" : NULL, memory,
+				   stack_opts.debuginfod ? "--debuginfod" : NULL);
+	else if (stack_opts.unwind.method == UNWIND_FP)
+		tool__warn_ignored("--unwind=fp keeps no unwind tables", memory);
+	if (v->folded)
+		tool__warn_ignored("-f prints folded lines", v->json ? "--json" : NULL);
+}

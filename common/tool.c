@@ -106,6 +106,24 @@ int tool__check_privileges(void)
 	return -EPERM;
 }
 
+void tool__warn_ignored_n(const char *why, const char *const opts[], size_t n)
+{
+	size_t given = 0, seen = 0, len = 0;
+	char list[256] = "";
+
+	for (size_t i = 0; i < n; i++)
+		given += opts[i] != NULL;
+	for (size_t i = 0; i < n && len < sizeof(list); i++) {
+		if (!opts[i])
+			continue;
+		seen++;
+		len += snprintf(list + len, sizeof(list) - len, "%s%s",
+				seen == 1 ? "" : seen == given ? " and " : ", ", opts[i]);
+	}
+	if (given)
+		pr_warn("%s; %s %s ignored", why, list, given == 1 ? "is" : "are");
+}
+
 /* MemAvailable, in bytes; 0 when unknown. */
 static unsigned long long mem_available(void)
 {

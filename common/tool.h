@@ -4,6 +4,7 @@
 #define BPFSCOPE_TOOL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Exit codes every tool shares (CONVENTIONS.md). */
 enum {
@@ -22,6 +23,17 @@ void tool__set_verbose(bool verbose);
 void pr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Options that do nothing beside another are said, never dropped silently:
+ * tool__warn_ignored("-S prints a table", msecs ? "-m" : NULL, ...) prints
+ * "readdirlat: -S prints a table; -m is ignored", naming the options that
+ * are not NULL, and nothing when all are.
+ */
+#define tool__warn_ignored(why, ...)						\
+	tool__warn_ignored_n(why, (const char *const[]){ __VA_ARGS__ },		\
+			     sizeof((const char *const[]){ __VA_ARGS__ }) / sizeof(const char *))
+void tool__warn_ignored_n(const char *why, const char *const opts[], size_t n);
 
 /*
  * 0 when the process may load and attach tracing programs (root, or

@@ -158,6 +158,22 @@ loop_io() {
 	[ "$(hist_total "$T/out")" -eq 48 ]
 }
 
+@test "biolatency -d /dev/LOOP: a device path, as bcc users type it, traces that disk" {
+	require_bpf
+	start_bio -d "$LOOP"
+	loop_io
+	stop_bio
+	[ "$RC" -eq 0 ]
+	[ "$(hist_total "$T/out")" -eq 48 ] || fail "$(cat "$T/out" "$T/err")"
+	# A partition's device node means its disk, as its name does.
+	start_bio -d "${LOOP}p1"
+	loop_io
+	stop_bio
+	run cat "$T/err"
+	assert_output "biolatency: ${LOOP}p1 is a partition of $LNAME: tracing all of $LNAME"
+	[ "$(hist_total "$T/out")" -eq 48 ]
+}
+
 @test "biolatency falls back to raw tracepoints and counts the same" {
 	require_bpf
 	BPFSCOPE_DISABLE=tp_btf start_bio -v -d "$LNAME"
@@ -179,6 +195,28 @@ loop_io() {
 	run "$BIN/biolatency" -d sdz
 	assert_failure 1
 	assert_output --regexp "^biolatency: disk 'sdz' not found \(known: .*$LNAME.*\)$"
+	run "$BIN/biolatency" -d /dev/sdz-no-such-disk
+	assert_failure 1
+	assert_output --regexp "^biolatency: disk '/dev/sdz-no-such-disk' not found \(known: .*$LNAME.*\)$"
+	# A path that is not a block device is no disk either.
+	run "$BIN/biolatency" -d /dev/null
+	assert_failure 1
+	assert_output --regexp "^biolatency: disk '/dev/null' not found \(known: .*$LNAME.*\)$"
+	run "$BIN/biolatency" -d ..
+	assert_failure 1
+	assert_output --regexp "^biolatency: disk '\.\.' not found \(known: .*$LNAME.*\)$"
+}
+
+@test "biolatency -d '' and -c '' are usage errors, -d's with the list of disks" {
+	run "$BIN/biolatency" -d ''
+	assert_failure 2
+	assert_line --index 0 --regexp "^biolatency: -d needs a disk, such as vda or /dev/vda \(known: [^ ].*\)$"
+	assert_line --index 1 "Try \`biolatency --help' or \`biolatency --usage' for more information."
+	[ -z "${LNAME:-}" ] || assert_line --index 0 --partial "$LNAME"
+	run "$BIN/biolatency" -c ''
+	assert_failure 2
+	assert_output "biolatency: -c needs a cgroup v2 path, such as system.slice/nginx.service or /sys/fs/cgroup/user.slice; leave -c out for every cgroup
+Try \`biolatency --help' or \`biolatency --usage' for more information."
 }
 
 @test "biolatency: bad usage exits 2; no privileges exits 1" {
@@ -187,6 +225,8 @@ loop_io() {
 	assert_output --partial "invalid interval '0'"
 	run "$BIN/biolatency" -x
 	assert_failure 2
+	assert_output "biolatency: invalid option -- 'x'
+Try \`biolatency --help' or \`biolatency --usage' for more information."
 	require_bpf
 	run setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$BIN/biolatency"
 	assert_failure 1

@@ -230,11 +230,24 @@ assert_warm_verdict() {
 	run "$BIN/cachestat" -P --top x
 	assert_failure 2
 	assert_output --partial "invalid number of processes 'x'"
+	run "$BIN/cachestat" --no-such-option
+	assert_failure 2
+	assert_output "cachestat: unrecognized option '--no-such-option'
+Try \`cachestat --help' or \`cachestat --usage' for more information."
 	require_bpf
 	run "$BIN/cachestat" -p 999999999
 	assert_failure 1
 	assert_output "cachestat: pid 999999999: no such process"
 	run setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$BIN/cachestat" 1 1
 	assert_failure 1
+	assert_output "cachestat: need root (or CAP_BPF and CAP_PERFMON); try sudo"
+}
+
+@test "cachestat --top without -P is said to be ignored" {
+	run unprivileged "$BIN/cachestat" --top 5 1 1
+	assert_failure 1
+	assert_output "cachestat: without -P there are no per-process lines; --top is ignored
+cachestat: need root (or CAP_BPF and CAP_PERFMON); try sudo"
+	run unprivileged "$BIN/cachestat" -P --top 5 1 1
 	assert_output "cachestat: need root (or CAP_BPF and CAP_PERFMON); try sudo"
 }

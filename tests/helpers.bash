@@ -77,3 +77,14 @@ go_workloads() {
 	GOVERS=$("$ROOT/tests/go/build" "$BUILD/tests/go" "$(go env GOROOT)" "$new" | tr '\n' ' ')
 	export GOVERS
 }
+
+# Runs a tool without privileges (as nobody when root), so that it stops at
+# its privilege check: what it says before, such as warnings about options
+# that do nothing together, is tested without loading BPF.
+unprivileged() {
+	if [ "$(id -u)" = 0 ]; then
+		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"
+	else
+		"$@"
+	fi
+}

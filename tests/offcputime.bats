@@ -152,7 +152,40 @@ stack_total() {
 	assert_output --partial '[Missed_Kernel_Stack]'
 }
 
+@test "offcputime --hash-storage-size sizes the totals table, and the drop message names it" {
+	require_bpf
+	# System-wide for 2 s: far more than one distinct stack.
+	timeout 20 "$BIN/offcputime" --hash-storage-size 1 -f 2 > "$T/out" 2> "$T/err"
+	[ "$(wc -l < "$T/out")" -eq 1 ] || fail "$(cat "$T/out")"
+	run grep 'distinct stacks' "$T/err"
+	assert_output --regexp '^offcputime: [0-9]+ off-CPU periods dropped: more than 1 distinct stacks; raise --hash-storage-size$'
+	timeout 20 "$BIN/offcputime" --hash-storage-size 65536 -f 2 > "$T/out" 2> "$T/err"
+	[ "$(wc -l < "$T/out")" -gt 1 ]
+	run grep -c 'distinct stacks' "$T/err"
+	assert_output 0
+}
+
+@test "offcputime: options that others make moot are said to be ignored" {
+	NOROOT="offcputime: need root (or CAP_BPF and CAP_PERFMON); try sudo"
+	run unprivileged "$BIN/offcputime" -U -d
+	assert_failure 1
+	assert_output "offcputime: -U shows user stacks only; -d is ignored
+$NOROOT"
+	run unprivileged "$BIN/offcputime" -K -d --unwind=dwarf --unwind-memory 8
+	assert_output "offcputime: -K shows kernel stacks only; -d, --unwind and --unwind-memory are ignored
+$NOROOT"
+	run unprivileged "$BIN/offcputime" -f --json
+	assert_output "offcputime: -f prints folded lines; --json is ignored
+$NOROOT"
+	run unprivileged "$BIN/offcputime" -d -f
+	assert_output "$NOROOT"
+}
+
 @test "offcputime: errors" {
+	run "$BIN/offcputime" -x
+	assert_failure 2
+	assert_output "offcputime: invalid option -- 'x'
+Try \`offcputime --help' or \`offcputime --usage' for more information."
 	run "$BIN/offcputime" -u -k
 	assert_failure 2
 	run "$BIN/offcputime" -m 10 -M 5

@@ -89,7 +89,40 @@ run_offwake() {
 	assert_success
 }
 
+@test "offwaketime --hash-storage-size sizes the totals table, and the drop message names it" {
+	require_bpf
+	# System-wide for 2 s: far more than one distinct stack pair.
+	timeout 20 "$BIN/offwaketime" --hash-storage-size 1 -f 2 > "$T/out" 2> "$T/err"
+	[ "$(wc -l < "$T/out")" -eq 1 ] || fail "$(cat "$T/out")"
+	run grep 'distinct stack pairs' "$T/err"
+	assert_output --regexp '^offwaketime: [0-9]+ blocked periods dropped: more than 1 distinct stack pairs; raise --hash-storage-size$'
+	timeout 20 "$BIN/offwaketime" --hash-storage-size 65536 -f 2 > "$T/out" 2> "$T/err"
+	[ "$(wc -l < "$T/out")" -gt 1 ]
+	run grep -c 'distinct stack pairs' "$T/err"
+	assert_output 0
+}
+
+@test "offwaketime: options that others make moot are said to be ignored" {
+	NOROOT="offwaketime: need root (or CAP_BPF and CAP_PERFMON); try sudo"
+	run unprivileged "$BIN/offwaketime" -U -d
+	assert_failure 1
+	assert_output "offwaketime: -U shows user stacks only; -d is ignored
+$NOROOT"
+	run unprivileged "$BIN/offwaketime" -K -d --unwind=dwarf --unwind-memory 8
+	assert_output "offwaketime: -K shows kernel stacks only; -d, --unwind and --unwind-memory are ignored
+$NOROOT"
+	run unprivileged "$BIN/offwaketime" -f --json
+	assert_output "offwaketime: -f prints folded lines; --json is ignored
+$NOROOT"
+	run unprivileged "$BIN/offwaketime" -d -f
+	assert_output "$NOROOT"
+}
+
 @test "offwaketime: errors" {
+	run "$BIN/offwaketime" -x
+	assert_failure 2
+	assert_output "offwaketime: invalid option -- 'x'
+Try \`offwaketime --help' or \`offwaketime --usage' for more information."
 	run "$BIN/offwaketime" -U -K
 	assert_failure 2
 	require_bpf

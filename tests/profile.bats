@@ -336,7 +336,37 @@ multiline_sum() {
 	assert_failure 2
 	run "$BIN/profile" --no-such-option
 	assert_failure 2
-	assert_output --partial "Try \`profile --help'"
+	assert_output "profile: unrecognized option '--no-such-option'
+Try \`profile --help' or \`profile --usage' for more information."
+	run "$BIN/profile" --cgroup ''
+	assert_failure 2
+	assert_output "profile: --cgroup needs a cgroup v2 path, such as system.slice/nginx.service or /sys/fs/cgroup/user.slice; leave --cgroup out for every cgroup
+Try \`profile --help' or \`profile --usage' for more information."
+}
+
+@test "profile: options that others make moot are said to be ignored" {
+	NOROOT="profile: need root (or CAP_BPF and CAP_PERFMON); try sudo"
+	run unprivileged "$BIN/profile" -U -d -a
+	assert_failure 1
+	assert_output "profile: -U shows user stacks only; -d and -a are ignored
+$NOROOT"
+	run unprivileged "$BIN/profile" -K -d --unwind=dwarf --unwind-memory 8 --debuginfod
+	assert_output "profile: -K shows kernel stacks only; -d, --unwind, --unwind-memory and --debuginfod are ignored
+$NOROOT"
+	run unprivileged "$BIN/profile" --unwind=fp --unwind-memory 64
+	assert_output "profile: --unwind=fp keeps no unwind tables; --unwind-memory is ignored
+$NOROOT"
+	run unprivileged "$BIN/profile" -f --json
+	assert_output "profile: -f prints folded lines; --json is ignored
+$NOROOT"
+	run unprivileged "$BIN/profile" -p 1 -I
+	assert_output "profile: -p profiles one process, not the idle task; -I is ignored
+$NOROOT"
+	run unprivileged "$BIN/profile" -L 1 -I
+	assert_line --index 0 "profile: -L profiles one thread, not the idle task; -I is ignored"
+	# Together they do something: nothing to say.
+	run unprivileged "$BIN/profile" -d -a -I -f --unwind=fp
+	assert_output "$NOROOT"
 }
 
 @test "profile: help and version exit 0" {

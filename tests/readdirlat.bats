@@ -40,9 +40,15 @@ lsdir() {
 	read -r _ W_PID _ W_CALLS _ W_ENTRIES _ W_BYTES < <("$WL/lsdir" "$@")
 }
 
-# The -S row of pid $1 as "CALLS SCANS CALLS/SCAN BUFSZ BYTES ENTRIES DIR".
+# The -S row of pid $1 as "CALLS SCANS CALLS/SCAN BUFSZ BYTES ENTRIES DIR"
+# (DIR is the last column, after AVG_us and MAX_us).
 row() {
-	awk -v pid="$1" '$2 == pid { print $4, $5, $6, $7, $8, $9, $3 }' "$T/out"
+	awk -v pid="$1" '$2 == pid {
+		d = $11
+		for (i = 12; i <= NF; i++)
+			d = d " " $i
+		print $3, $4, $5, $6, $7, $8, d
+	}' "$T/out"
 }
 
 @test "readdirlat -S: buffer size, calls per scan, bytes and exact entries per reader" {
@@ -78,9 +84,9 @@ row() {
 	lsdir "$DIR" 8192 2
 	sleep 0.3
 	stop_rdl
-	run grep -cE "^[0-9:]{8} lsdir +$W_PID +$DIR +8192 +[0-9]+ +[0-9.]+$" "$T/out"
+	run grep -cE "^[0-9:]{8} lsdir +$W_PID +8192 +[0-9]+ +[0-9.]+ $DIR$" "$T/out"
 	assert_output "$W_CALLS"
-	run awk -v pid="$W_PID" '$3 == pid { n += $6 } END { print n }' "$T/out"
+	run awk -v pid="$W_PID" '$3 == pid { n += $5 } END { print n }' "$T/out"
 	assert_output "$W_BYTES"
 }
 
@@ -144,6 +150,49 @@ row() {
 	assert_output --regexp ' \.\.\./c/d/e/f/g/h/i/j$'
 }
 
+@test "readdirlat keeps long names whole: two directories sharing 40 characters are two rows" {
+	require_bpf
+	prefix=$(printf 'shared-prefix-%.0s' 1 2 3)	# 42 characters
+	long=$(printf 'n%.0s' $(seq 200))
+	one=$T/$prefix-one two=$T/$prefix-two deep=$T/$long/$long-x
+	mkdir -p "$one" "$two" "$deep"
+	start_rdl -S -c lsdir
+	lsdir "$one" 8192 1
+	r1="$W_CALLS 1 $W_CALLS.00 8192 $W_BYTES $W_ENTRIES $one" p1=$W_PID
+	lsdir "$two" 8192 1
+	r2="$W_CALLS 1 $W_CALLS.00 8192 $W_BYTES $W_ENTRIES $two" p2=$W_PID
+	lsdir "$deep" 8192 1
+	r3="$W_CALLS 1 $W_CALLS.00 8192 $W_BYTES $W_ENTRIES $deep" p3=$W_PID
+	stop_rdl
+	run row "$p1"
+	assert_output "$r1"
+	run row "$p2"
+	assert_output "$r2"
+	run row "$p3"
+	assert_output "$r3"
+	start_rdl -D -c lsdir
+	lsdir "$one" 8192 1
+	lsdir "$two" 8192 1
+	stop_rdl
+	run sort <(grep '^dir = ' "$T/out")
+	assert_output "dir = $one
+dir = $two"
+}
+
+@test "readdirlat cuts a path whose names pass 512 bytes, and says so" {
+	require_bpf
+	a=$(printf 'a%.0s' $(seq 200)) b=$(printf 'b%.0s' $(seq 200))
+	c=$(printf 'c%.0s' $(seq 200))
+	mkdir -p "$T/$a/$b/$c/d"
+	start_rdl -S -c lsdir
+	lsdir "$T/$a/$b/$c/d" 8192 1
+	stop_rdl
+	# d, c... and b... take 404 bytes with their NULs, under 512, so a... is
+	# kept too; past 512 then, nothing above it is.
+	run row "$W_PID"
+	assert_output "$W_CALLS 1 $W_CALLS.00 8192 $W_BYTES $W_ENTRIES .../$a/$b/$c/d"
+}
+
 @test "readdirlat falls back to raw_syscalls and counts the same" {
 	require_bpf
 	BPFSCOPE_DISABLE=tracepoint start_rdl -v -S -c lsdir
@@ -163,11 +212,31 @@ row() {
 	run "$BIN/readdirlat" -c a-name-longer-than-15
 	assert_failure 2
 	assert_output --partial "longer than the kernel's 15 characters"
+	run "$BIN/readdirlat" -c ''
+	assert_failure 2
+	assert_output "readdirlat: -c needs a process name, as in /proc/PID/comm (such as node); leave -c out for every process
+Try \`readdirlat --help' or \`readdirlat --usage' for more information."
+	run "$BIN/readdirlat" -x
+	assert_failure 2
+	assert_line --index 0 "readdirlat: invalid option -- 'x'"
 	require_bpf
 	run "$BIN/readdirlat" -p 999999999
 	assert_failure 1
 	assert_output "readdirlat: pid 999999999: no such process"
 	run setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$BIN/readdirlat" 1 1
 	assert_failure 1
+	assert_output "readdirlat: need root (or CAP_BPF and CAP_PERFMON); try sudo"
+}
+
+@test "readdirlat: options that -S or --min-us make moot are said to be ignored" {
+	run unprivileged "$BIN/readdirlat" -S -P -m --percentiles
+	assert_failure 1
+	assert_output "readdirlat: -S prints a table; -P, -m and --percentiles are ignored
+readdirlat: need root (or CAP_BPF and CAP_PERFMON); try sudo"
+	run unprivileged "$BIN/readdirlat" -S -D
+	assert_line --index 0 "readdirlat: -S prints a table; -D is ignored"
+	run unprivileged "$BIN/readdirlat" --min-us 10 -S -m -T
+	assert_line --index 0 "readdirlat: --min-us prints calls; -S, -m and -T are ignored"
+	run unprivileged "$BIN/readdirlat" -S -T
 	assert_output "readdirlat: need root (or CAP_BPF and CAP_PERFMON); try sudo"
 }

@@ -211,6 +211,29 @@ section_total() {
 	assert_failure 2
 }
 
+@test "runqlat -c '' is a usage error, not a filter that lets everything through" {
+	run "$BIN/runqlat" -c ''
+	assert_failure 2
+	assert_output "runqlat: -c needs a cgroup v2 path, such as system.slice/nginx.service or /sys/fs/cgroup/user.slice; leave -c out for every cgroup
+Try \`runqlat --help' or \`runqlat --usage' for more information."
+	run "$BIN/runqlat" --cgroup=
+	assert_failure 2
+	assert_line --index 0 --partial "runqlat: -c needs a cgroup v2 path"
+}
+
+@test "runqlat: argp's own messages name the tool, not the path it ran by" {
+	run "$BIN/runqlat" -x
+	assert_failure 2
+	assert_output "runqlat: invalid option -- 'x'
+Try \`runqlat --help' or \`runqlat --usage' for more information."
+	run "$BIN/runqlat" --no-such-option
+	assert_failure 2
+	assert_line --index 0 "runqlat: unrecognized option '--no-such-option'"
+	run "$BIN/runqlat" -p
+	assert_failure 2
+	assert_line --index 0 "runqlat: option requires an argument -- 'p'"
+}
+
 @test "runqlat: help and version exit 0" {
 	run "$BIN/runqlat" --help
 	assert_success

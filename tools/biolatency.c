@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
@@ -33,12 +35,37 @@ static const struct argp_option options[] = {
 	{ "milliseconds", 'm', NULL, 0, "Millisecond histogram" },
 	{ "disks", 'D', NULL, 0, "Print a histogram per disk device" },
 	{ "flags", 'F', NULL, 0, "Print a histogram per set of I/O flags" },
-	{ "disk", 'd', "DISK", 0, "Trace this disk only (a partition means its disk)" },
+	{ "disk", 'd', "DISK", 0,
+	  "Trace this disk only: vda or /dev/vda (a partition means its disk)" },
 	{ "cgroup", 'c', "PATH", 0, "Trace I/O issued by tasks in this cgroup v2 only" },
 	{ "extension", 'e', NULL, 0, "Summarize average and total I/O time" },
 	{ NULL, 'j', NULL, 0, "JSON output (same as --json)" },
 	{},
 };
+
+static int not_hidden(const struct dirent *d)
+{
+	return d->d_name[0] != '.';
+}
+
+/* Whole disks, as the kernel names them: the entries of /sys/block, in order. */
+static void list_disks(char *buf, size_t size)
+{
+	struct dirent **d;
+	int n = scandir("/sys/block", &d, not_hidden, versionsort);
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		len += snprintf(buf + len, len < size ? size - len : 0, "%s%s",
+				len ? ", " : "", d[i]->d_name);
+		free(d[i]);
+	}
+	if (n >= 0)
+		free(d);
+	if (!buf[0])
+		snprintf(buf, size, "none");
+}
 
 static struct cli cli;
 
@@ -49,8 +76,18 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'm': env.msecs = true; break;
 	case 'D': env.per_disk = true; break;
 	case 'F': env.per_flags = true; break;
-	case 'd': env.disk = arg; break;
-	case 'c': env.cgroup = arg; break;
+	case 'd':
+		/* "" would trace every disk: the opposite of what -d asks for. */
+		if (!*arg) {
+			char known[1024];
+
+			list_disks(known, sizeof(known));
+			argp_error(state, "-d needs a disk, such as vda or /dev/vda (known: %s)",
+				   known);
+		}
+		env.disk = arg;
+		break;
+	case 'c': env.cgroup = cli__parse_cgroup(state, "-c", arg); break;
 	case 'e': env.extended = true; break;
 	case 'j': cli.json = true; break;
 	default: return ARGP_ERR_UNKNOWN;
@@ -171,22 +208,19 @@ static void flags_string(__u32 flags, char *buf, size_t size)
 		 op ? op : "Unknown");
 }
 
-/* Whole disks, as the kernel names them: the entries of /sys/block. */
-static void list_disks(char *buf, size_t size)
+/*
+ * The block device a path names (bcc users type -d /dev/sda; /dev/mapper/
+ * and /dev/disk/by-id/ links work too): its directory under /sys.
+ */
+static bool sys_dir_of_path(const char *path, char *real)
 {
-	struct dirent *d;
-	DIR *dir = opendir("/sys/block");
-	size_t len = 0;
+	char sys[64];
+	struct stat st;
 
-	buf[0] = '\0';
-	while (dir && (d = readdir(dir))) {
-		if (d->d_name[0] == '.')
-			continue;
-		len += snprintf(buf + len, len < size ? size - len : 0, "%s%s",
-				len ? ", " : "", d->d_name);
-	}
-	if (dir)
-		closedir(dir);
+	if (stat(path, &st) || !S_ISBLK(st.st_mode))
+		return false;
+	snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u", major(st.st_rdev), minor(st.st_rdev));
+	return realpath(sys, real) != NULL;
 }
 
 /* -d DISK: the device number of the disk, or of the disk a partition is on. */
@@ -194,10 +228,21 @@ static int resolve_disk(const char *name, __u32 *dev)
 {
 	char path[PATH_MAX + 32], real[PATH_MAX], disk[NAME_MAX + 1], known[1024];
 	unsigned int major, minor;
+	bool found;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/class/block/%s", name);
-	if (strchr(name, '/') || !realpath(path, real)) {
+	if (strchr(name, '/')) {
+		found = sys_dir_of_path(name, real);
+	} else {
+		snprintf(path, sizeof(path), "/sys/class/block/%s", name);
+		found = realpath(path, real) != NULL;
+	}
+	/* Only a block device has a dev file: not "." or "..", which realpath() takes. */
+	if (found) {
+		snprintf(path, sizeof(path), "%s/dev", real);
+		found = access(path, F_OK) == 0;
+	}
+	if (!found) {
 		list_disks(known, sizeof(known));
 		pr_err("disk '%s' not found (known: %s)", name, known);
 		return -ENOENT;
@@ -207,7 +252,7 @@ static int resolve_disk(const char *name, __u32 *dev)
 		snprintf(disk, sizeof(disk), "%s", basename(dirname(real)));
 		pr_warn("%s is a partition of %s: tracing all of %s", name, disk, disk);
 	} else {
-		snprintf(disk, sizeof(disk), "%s", name);
+		snprintf(disk, sizeof(disk), "%s", basename(real));
 	}
 	snprintf(path, sizeof(path), "/sys/block/%s/dev", disk);
 	f = fopen(path, "r");

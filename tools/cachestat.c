@@ -32,6 +32,7 @@ static struct env {
 	bool per_process;
 	pid_t pid;
 	unsigned int top;
+	bool top_set;
 } env = { .top = 20 };
 
 static const struct argp_option options[] = {
@@ -62,6 +63,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case KEY_TOP:
 		env.top = cli__parse_ulong(state, "number of processes", arg, 0, 1000000);
+		env.top_set = true;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -516,6 +518,9 @@ int main(int argc, char **argv)
 	int err;
 
 	cli__parse(&cli, argc, argv);
+	if (!env.per_process)
+		tool__warn_ignored("without -P there are no per-process lines",
+				   env.top_set ? "--top" : NULL);
 	if (!cli.interval)
 		cli.interval = 1;	/* bcc prints every second by default */
 	if (tool__check_privileges())

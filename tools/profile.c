@@ -79,7 +79,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case KEY_HASH_STORAGE:
 		env.hash_storage = cli__parse_ulong(state, "hash storage size", arg, 1, 1 << 24);
 		break;
-	case KEY_CGROUP: env.cgroup = arg; break;
+	case KEY_CGROUP: env.cgroup = cli__parse_cgroup(state, "--cgroup", arg); break;
 	case KEY_CYCLES: env.cycles = true; break;
 	case ARGP_KEY_END:
 		stackreport__check_args(state, stack_opts.svg, stack_opts.pprof,
@@ -90,6 +90,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "-F and -c exclude each other");
 		if (env.pid && env.tid)
 			argp_error(state, "-p and -L exclude each other");
+		stack_opts__warn_ignored(&(struct stack_view){
+			.user_only = env.user_only, .kernel_only = env.kernel_only,
+			.delimit = env.delimit && !env.no_delimit, .annotate = env.annotate,
+			.folded = env.folded, .json = ((struct cli *)state->input)->json });
+		/* The idle task is pid 0, which -p and -L never match. */
+		if (env.pid || env.tid)
+			tool__warn_ignored(env.pid ? "-p profiles one process, not the idle task" :
+					   "-L profiles one thread, not the idle task",
+					   env.idle ? "-I" : NULL);
 		return ARGP_ERR_UNKNOWN;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -56,6 +56,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'p': env.pid = cli__parse_pid(state, "PID", arg); break;
 	case 'c':
+		/* "" would match every process: the opposite of what -c asks for. */
+		if (!*arg)
+			argp_error(state, "-c needs a process name, as in /proc/PID/comm (such as "
+				   "node); leave -c out for every process");
 		if (strlen(arg) >= TASK_COMM_LEN)
 			argp_error(state, "COMM '%s' is longer than the kernel's %d characters",
 				   arg, TASK_COMM_LEN - 1);
@@ -90,25 +94,34 @@ static const char *unit(void)
 	return env.msecs ? "msecs" : "usecs";
 }
 
-/* "/proc", from the components the kernel walked; "..." where the walk was cut. */
+/*
+ * "/proc", from the names the kernel walked; "..." where the walk was cut,
+ * before the path or after a name longer than the kernel side kept.
+ */
 static void dir_name(struct readdirlat_bpf *obj, const struct dir_key *key, char *buf,
 		     size_t size)
 {
+	const char *comp[DIR_DEPTH];
 	struct dir_path p;
-	size_t len = 0;
+	size_t len = 0, off = 0;
+	int depth = 0;
 
 	if (!key->ino || bpf_map_lookup_elem(bpf_map__fd(obj->maps.dirs), key, &p)) {
 		snprintf(buf, size, "[unknown]");
 		return;
 	}
+	p.names[sizeof(p.names) - 1] = '\0';
+	while (depth < (int)p.depth && depth < DIR_DEPTH && off < sizeof(p.names)) {
+		comp[depth++] = &p.names[off];
+		off += strlen(&p.names[off]) + 1;
+	}
 	buf[0] = '\0';
 	if (p.cut)
 		len += snprintf(buf, size, "...");
-	for (int i = (int)p.depth - 1; i >= 0 && len < size; i--) {
-		p.comp[i][DIR_NAME_LEN - 1] = '\0';
-		len += snprintf(buf + len, size - len, "/%s", p.comp[i]);
-	}
-	if (!p.depth && !p.cut)
+	for (int i = depth - 1; i >= 0 && len < size; i--)
+		len += snprintf(buf + len, size - len, "/%s%s", comp[i],
+				p.long_names & (1U << i) ? "..." : "");
+	if (!depth && !p.cut)
 		snprintf(buf, size, "/");
 }
 
@@ -191,10 +204,11 @@ static int report_summary(struct readdirlat_bpf *obj, const struct report_info *
 	if (n < 0)
 		return n;
 	qsort(all, n, sizeof(*all), cmp_summary);
+	/* DIR last: a path of any length leaves the other columns in line. */
 	if (!cli.json)
-		printf("%-16s %-7s %-32s %7s %6s %10s %6s %10s %8s %9s %9s\n", "COMM", "PID", "DIR",
-		       "CALLS", "SCANS", "CALLS/SCAN", "BUFSZ", "BYTES", "ENTRIES", "AVG_us",
-		       "MAX_us");
+		printf("%-16s %-7s %7s %6s %10s %6s %10s %8s %9s %9s %s\n", "COMM", "PID", "CALLS",
+		       "SCANS", "CALLS/SCAN", "BUFSZ", "BYTES", "ENTRIES", "AVG_us", "MAX_us",
+		       "DIR");
 	for (ssize_t i = 0; i < n; i++) {
 		const struct rdl_summary *s = &all[i].s;
 		double per_scan = s->scans ? (double)s->calls / s->scans : 0;
@@ -223,11 +237,11 @@ static int report_summary(struct readdirlat_bpf *obj, const struct report_info *
 		}
 		escape__format(ecomm, sizeof(ecomm), s->comm, ESCAPE_TEXT);
 		escape__format(edir, sizeof(edir), dir, ESCAPE_TEXT);
-		printf("%-16s %-7u %-32s %7llu %6llu %10.2f %6u %10llu %8llu %9.1f %9.1f\n",
-		       ecomm, all[i].key.tgid, edir, (unsigned long long)s->calls,
+		printf("%-16s %-7u %7llu %6llu %10.2f %6u %10llu %8llu %9.1f %9.1f %s\n",
+		       ecomm, all[i].key.tgid, (unsigned long long)s->calls,
 		       (unsigned long long)s->scans, per_scan, s->bufsz,
 		       (unsigned long long)s->bytes, (unsigned long long)s->entries, avg_us,
-		       s->lat_max_ns / 1000.0);
+		       s->lat_max_ns / 1000.0, edir);
 	}
 	free(all);
 	return 0;
@@ -273,10 +287,36 @@ static int on_event(void *ctx, void *data, size_t size)
 		escape__format(ecomm, sizeof(ecomm), e->comm, ESCAPE_TEXT);
 		escape__format(edir, sizeof(edir), dir, ESCAPE_TEXT);
 		run__print_time(stdout, now);
-		printf(" %-16s %-7u %-32s %6u %8lld %10.1f\n", ecomm, e->tgid, edir, e->bufsz,
-		       (long long)e->ret, e->lat_ns / 1000.0);
+		printf(" %-16s %-7u %6u %8lld %10.1f %s\n", ecomm, e->tgid, e->bufsz,
+		       (long long)e->ret, e->lat_ns / 1000.0, edir);
 	}
 	return 0;
+}
+
+/*
+ * Options another one makes moot are said rather than dropped silently; the
+ * kernel side then keeps no histograms that nothing would print.
+ */
+static void warn_ignored(void)
+{
+	if (env.min_us >= 0) {
+		tool__warn_ignored("--min-us prints calls",
+				   env.summary ? "-S" : NULL,
+				   env.group == RDL_GROUP_PROCESS ? "-P" : NULL,
+				   env.group == RDL_GROUP_DIR ? "-D" : NULL,
+				   env.msecs ? "-m" : NULL,
+				   cli.timestamp ? "-T" : NULL,
+				   cli.percentiles ? "--percentiles" : NULL);
+		env.summary = false;
+		env.group = RDL_GROUP_NONE;
+	} else if (env.summary) {
+		tool__warn_ignored("-S prints a table",
+				   env.group == RDL_GROUP_PROCESS ? "-P" : NULL,
+				   env.group == RDL_GROUP_DIR ? "-D" : NULL,
+				   env.msecs ? "-m" : NULL,
+				   cli.percentiles ? "--percentiles" : NULL);
+		env.group = RDL_GROUP_NONE;
+	}
 }
 
 static int configure(struct readdirlat_bpf *obj)
@@ -304,6 +344,9 @@ static int configure(struct readdirlat_bpf *obj)
 	}
 	if (env.group == RDL_GROUP_NONE)
 		bpf_map__set_max_entries(obj->maps.hist_by, 1);
+	/* Names take most of readdirlat's memory: none where nothing shows them. */
+	if (env.group != RDL_GROUP_DIR && !env.summary && env.min_us < 0)
+		bpf_map__set_max_entries(obj->maps.dirs, 1);
 	if (!env.summary)
 		bpf_map__set_max_entries(obj->maps.summaries, 1);
 	if (env.min_us < 0)
@@ -322,8 +365,7 @@ int main(int argc, char **argv)
 	int err;
 
 	cli__parse(&cli, argc, argv);
-	if (env.min_us >= 0 && (env.summary || env.group != RDL_GROUP_NONE))
-		fprintf(stderr, "readdirlat: --min-us prints calls; -S, -P and -D are ignored\n");
+	warn_ignored();
 	if (tool__check_privileges())
 		return EXIT_RUNTIME;
 	if (env.pid && !proc__exists(env.pid)) {
@@ -359,8 +401,8 @@ int main(int argc, char **argv)
 	}
 	run__banner(&cli, "Tracing directory reads (getdents64)... Hit Ctrl-C to end.");
 	if (env.min_us >= 0 && !cli.json)
-		printf("%-8s %-16s %-7s %-32s %6s %8s %10s\n", "TIME", "COMM", "PID", "DIR", "BUFSZ",
-		       "BYTES", "LAT(us)");
+		printf("%-8s %-16s %-7s %6s %8s %10s %s\n", "TIME", "COMM", "PID", "BUFSZ",
+		       "BYTES", "LAT(us)", "DIR");
 	err = run__loop(&run);
 	if (obj->bss->lost_calls || obj->bss->lost_rows || obj->bss->lost_events)
 		pr_warn("lost: %llu calls (no memory for task storage), %llu (histogram or table full), "

@@ -64,7 +64,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		env.pid = cli__parse_pid(state, "PID", arg);
 		break;
 	case 'c':
-		env.cgroup = arg;
+		env.cgroup = cli__parse_cgroup(state, "-c", arg);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

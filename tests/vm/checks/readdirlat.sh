@@ -32,8 +32,8 @@ rd_check() {
 	kill -INT $vm_tpid
 	wait $vm_tpid
 	rc=$?
-	# COMM PID DIR CALLS SCANS CALLS/SCAN BUFSZ BYTES ENTRIES AVG MAX
-	row=$(awk -v p="$pid" '$2 == p { print $3, $4, $5, $7, $8, $9 }' "$rd_out")
+	# COMM PID CALLS SCANS CALLS/SCAN BUFSZ BYTES ENTRIES AVG MAX DIR
+	row=$(awk -v p="$pid" '$2 == p { print $11, $3, $4, $6, $7, $8 }' "$rd_out")
 	want="$dir $calls $scans $bufsz $bytes $entries"
 	if [ "$rc" = 0 ] && [ "$row" = "$want" ]; then
 		result readdirlat "$method" pass "$row"
