@@ -349,7 +349,7 @@ go_timed() {
 	assert_failure 1
 	assert_output "funclatency: no function matches 'main.noSuchFunction' in $BUILD/tests/go/gowork-1.24-strip"
 	run "$BIN/funclatency" -r "$BUILD/tests/go/gowork-1.24-strip:main.(unclosed"
-	assert_failure 1
+	assert_failure 2
 	assert_output --partial "invalid regular expression"
 }
 
@@ -361,9 +361,6 @@ go_timed() {
 	run "$BIN/funclatency" nosuchlib:foo
 	assert_failure 1
 	assert_output --partial "library 'nosuchlib' not found"
-	run "$BIN/funclatency" -r "$F:(unclosed"
-	assert_failure 1
-	assert_output --partial "invalid regular expression"
 	run "$BIN/funclatency" -p 999999999 c:read
 	assert_failure 1
 	assert_output "funclatency: pid 999999999: no such process"
@@ -382,4 +379,27 @@ go_timed() {
 	assert_failure 2
 	run "$BIN/funclatency" c:read extra
 	assert_failure 2
+	run "$BIN/funclatency" -r "$F:(unclosed"
+	assert_failure 2
+	assert_line "funclatency: invalid regular expression '(unclosed'"
+	run "$BIN/funclatency" -r '(unclosed'
+	assert_failure 2
+	assert_line "funclatency: invalid regular expression '(unclosed'"
+	run "$BIN/funclatency" -m -u c:read
+	assert_failure 2
+	assert_line "funclatency: -u and -m: choose one unit"
+	run "$BIN/funclatency" -c '' c:read
+	assert_failure 2
+	assert_line --partial "funclatency: -c needs a cgroup v2 path"
+}
+
+@test "funclatency: bcc's pthread:*mutex* finds the mutex functions libc has held since glibc 2.34" {
+	require_bpf
+	trace -p @PID -F 'pthread:pthread_mutex_*lock'
+	assert_equal "$RC" 0
+	grep -q '^Function = pthread_mutex_lock$' "$T/out" || fail "$(cat "$T/out" "$T/err")"
+	grep -q '^Function = pthread_mutex_unlock$' "$T/out" || fail "$(cat "$T/out")"
+	# 200 of each by the workload (-p), and the one or two libc takes itself.
+	total=$(hist_total "$T/out")
+	[ "$total" -ge 400 ] && [ "$total" -le 410 ] || fail "$total calls: $(cat "$T/out")"
 }

@@ -2,6 +2,7 @@
 /* funclatency: time kernel or user-space functions and print their latency, like bcc's funclatency. */
 #include <errno.h>
 #include <fnmatch.h>
+#include <libgen.h>
 #include <limits.h>
 #include <regex.h>
 #include <stdio.h>
@@ -63,17 +64,35 @@ static const struct argp_option options[] = {
 	{},
 };
 
+/* A malformed -r pattern is a usage error, found before anything loads. */
+static void check_regex(struct argp_state *state)
+{
+	const char *colon = strchr(env.pattern, ':'), *pattern = colon ? colon + 1 : env.pattern;
+	regex_t re;
+
+	if (!env.regex)
+		return;
+	if (uprobes__regcomp(&re, pattern))
+		argp_error(state, "invalid regular expression '%s'", pattern);
+	regfree(&re);
+}
+
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
 	case 'p': env.pid = cli__parse_pid(state, "PID", arg); break;
 	case 'i': cli.interval = cli__parse_seconds(state, "interval", arg); break;
 	case 'd': cli.duration = cli__parse_seconds(state, "duration", arg); break;
-	case 'u': env.unit = "usecs"; env.unit_ns = 1000; break;
-	case 'm': env.unit = "msecs"; env.unit_ns = 1000000; break;
+	case 'u':
+	case 'm':
+		if (env.unit_ns != 1 && env.unit_ns != (key == 'u' ? 1000 : 1000000))
+			argp_error(state, "-u and -m: choose one unit");
+		env.unit = key == 'u' ? "usecs" : "msecs";
+		env.unit_ns = key == 'u' ? 1000 : 1000000;
+		break;
 	case 'F': env.per_function = true; break;
 	case 'r': env.regex = true; break;
-	case 'c': env.cgroup = arg; break;
+	case 'c': env.cgroup = cli__parse_cgroup(state, "-c", arg); break;
 	case 'l': env.level = cli__parse_ulong(state, "level", arg, 1, FUNC_MAX_DEPTH); break;
 	case 'k': env.method = METHOD_KPROBE; break;
 	case KEY_METHOD:
@@ -92,6 +111,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (!env.pattern)
 			argp_error(state, "a function pattern is required");
+		check_regex(state);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -169,6 +189,27 @@ static int resolve_user(struct target *t, const char *lib, const char *pattern)
 		n = uprobes__find_go(t->fd, pattern, env.regex, MAX_PROBES, &t->funcs, &why);
 	else
 		n = uprobes__find(t->fd, pattern, env.regex, MAX_PROBES, &t->funcs);
+	/*
+	 * Since glibc 2.34 libpthread is an empty stub and its functions
+	 * (pthread_mutex_lock...) are libc's: bcc's pthread:*mutex* finds them there.
+	 */
+	if (n == -ENOENT && !strncmp(basename(t->path), "libpthread.so", 13)) {
+		char libc[PATH_MAX];
+		int fd = uprobes__open("c", env.pid, libc, sizeof(libc));
+
+		if (fd >= 0 && (n = uprobes__find(fd, pattern, env.regex, MAX_PROBES,
+						 &t->funcs)) > 0) {
+			pr_debug("%s has no '%s': glibc 2.34 moved them into %s", t->path, pattern,
+				 libc);
+			close(t->fd);
+			t->fd = fd;
+			memcpy(t->path, libc, sizeof(libc));
+		} else {
+			if (fd >= 0)
+				close(fd);
+			n = -ENOENT;
+		}
+	}
 	if (n == -ENOENT)
 		pr_err("no function matches '%s' in %s", pattern, path);
 	else if (n == -E2BIG)

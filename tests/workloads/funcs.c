@@ -5,8 +5,10 @@
  *   slow_func() 20 times (sleeps 10 ms), fast_func() 1000 times (returns at
  *   once), recurse(4) 10 times (5 nested calls, 1 ms sleep at the bottom),
  *   jumpy() 40 times leaving it by longjmp() and 20 times returning from
- *   it after 1 ms, and reads a pipe 100 times; prints "done".
+ *   it after 1 ms, reads a pipe 100 times, and locks and unlocks a pthread
+ *   mutex 200 times; prints "done".
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -49,6 +51,8 @@ __attribute__((noinline)) void jumpy(int bail)
 	nanosleep(&ts, NULL);
 }
 
+static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+
 int main(void)
 {
 	int fds[2], sig, sum = 0;
@@ -78,6 +82,10 @@ int main(void)
 	for (int i = 0; i < 100; i++)
 		if (write(fds[1], &c, 1) != 1 || read(fds[0], &c, 1) != 1)
 			return 1;
+	for (int i = 0; i < 200; i++) {
+		pthread_mutex_lock(&mutex);
+		pthread_mutex_unlock(&mutex);
+	}
 	printf("done %d\n", sum);
 	return 0;
 }
