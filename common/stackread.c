@@ -14,11 +14,21 @@
 #include "unwind.h"
 #include "syms.h"
 
+/* "[libc.so.6]": the name of code that a known binary holds but no symbol names. */
+struct module_name {
+	struct module_name *next;
+	char *module;
+	char name[];
+};
+
+#define MODULE_NAME_BUCKETS 256
+
 struct stackread {
 	struct syms *syms;
 	int fd;
 	struct stack_trace trace;
 	uint64_t missed;
+	struct module_name *modules[MODULE_NAME_BUCKETS];
 };
 
 struct stackread *stackread__new(struct syms *syms, int stack_map_fd)
@@ -34,6 +44,14 @@ struct stackread *stackread__new(struct syms *syms, int stack_map_fd)
 
 void stackread__free(struct stackread *st)
 {
+	if (!st)
+		return;
+	for (size_t i = 0; i < MODULE_NAME_BUCKETS; i++)
+		for (struct module_name *m = st->modules[i], *next; m; m = next) {
+			next = m->next;
+			free(m->module);
+			free(m);
+		}
 	free(st);
 }
 
@@ -129,6 +147,42 @@ static const char *unwind_mark(__u64 ip)
 	return NULL;
 }
 
+/*
+ * What an address in @module that no symbol covers is called: "[module]",
+ * as FlameGraph's stackcollapse-perf.pl names such frames, so that a flame
+ * graph still says where the time went (the vdso's unexported clock reads,
+ * a stripped library). Each module's name is made once and kept.
+ */
+static const char *unnamed_in(struct stackread *st, const char *module)
+{
+	unsigned int h = 5381;
+	struct module_name *m;
+	size_t len;
+
+	if (!module || !*module)
+		return SYM_UNKNOWN_NAME;
+	for (const char *c = module; *c; c++)
+		h = h * 33 + (unsigned char)*c;
+	h %= MODULE_NAME_BUCKETS;
+	for (m = st->modules[h]; m; m = m->next)
+		if (!strcmp(m->module, module))
+			return m->name;
+	len = strlen(module);
+	m = malloc(sizeof(*m) + len + 3);
+	if (!m || !(m->module = strdup(module))) {
+		free(m);
+		return SYM_UNKNOWN_NAME;
+	}
+	/* "[vdso]" is bracketed already. */
+	if (module[0] == '[' && module[len - 1] == ']')
+		memcpy(m->name, module, len + 1);
+	else
+		snprintf(m->name, len + 3, "[%s]", module);
+	m->next = st->modules[h];
+	st->modules[h] = m;
+	return m->name;
+}
+
 int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key, struct frame *out)
 {
 	int n, k = 0;
@@ -160,7 +214,7 @@ int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key
 						   INLINES_MAX_DEPTH + 1);
 		if (!ns) {
 			out[k++] = (struct frame){
-				.name = SYM_UNKNOWN_NAME,
+				.name = unnamed_in(st, si.module),
 				.kind = FRAME_UNKNOWN,
 				.addr = st->trace.ips[i],
 				.module = si.path,

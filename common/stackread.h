@@ -33,7 +33,9 @@ void stackread__free(struct stackread *st);
  * (bpf_prog_*, bpf_trace_run*, __bpf_trace_*, __traceiter_*). A stack that
  * was taken but could not be stored (STACK_LOST, or gone from the map) is
  * one frame, "[Missed Kernel Stack]" or "[Missed User Stack]", and is
- * counted; STACK_NONE is no frames. Returns the count.
+ * counted; STACK_NONE is no frames. A user address in a known binary that
+ * no symbol covers is named by the binary, "[libc.so.6]"; one in no binary
+ * "[unknown]". Returns the count.
  */
 int stackread__kernel(struct stackread *st, __u64 key, struct frame *out);
 int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key, struct frame *out);

@@ -14,7 +14,7 @@ enum frame_kind {
 	FRAME_JIT,		/* from a /tmp/perf-PID.map */
 	FRAME_INLINE,		/* a call inlined in the user frame after it (leaf first), same address */
 	FRAME_SEPARATOR,	/* "-" between user and kernel, "--" before a waker */
-	FRAME_UNKNOWN,		/* "[unknown]", "[Missed User Stack]", ... */
+	FRAME_UNKNOWN,		/* "[unknown]", "[vdso]" (no symbol), "[Missed User Stack]", ... */
 };
 
 struct frame {

@@ -307,8 +307,10 @@ nobuildid() {
 	n=$(grep -c '^hostile;' "$T/folded")
 	echo "$n stacks of the short-lived processes"
 	[ "$n" -gt 0 ]
-	timeout 60 "$BIN/offcputime" -f 5 > "$T/folded" 2> "$T/err" &
+	# Stopped by Ctrl-C once the processes are done, however long they take.
+	timeout 120 "$BIN/offcputime" -f > "$T/folded" 2> "$T/err" &
 	TPID=$!
+	wait_for_line "$T/err" Tracing
 	start "$WL/hostile" forks 2000 1
 	wait_for_line "$T/work" '^done' 60
 	WPID=

@@ -110,9 +110,11 @@ multiline_sum() {
 @test "profile -K, -U, -d and -a" {
 	require_bpf
 	start_spin
-	"$BIN/profile" -p "$SPID" -F 99 -f -K 1 > "$T/out" 2>/dev/null
+	"$BIN/profile" -p "$SPID" -F 99 -f -K 2 > "$T/out" 2>/dev/null
 	[ "$(sum_matching spin_)" -eq 0 ]
-	[ "$(sum_matching '__x64_sys_getppid')" -ge 1 ]
+	# spin_light's getppid() calls: a sample lands anywhere on their way in
+	# and out of the kernel, seldom in the tiny __x64_sys_getppid itself.
+	[ "$(sum_matching 'entry_SYSCALL_64|do_syscall_64|__x64_sys_getppid')" -ge 1 ]
 	"$BIN/profile" -p "$SPID" -F 99 -f -U 1 > "$T/out" 2>/dev/null
 	[ "$(sum_matching 'do_syscall_64|entry_SYSCALL')" -eq 0 ]
 	[ "$(sum_matching spin_heavy)" -ge 1 ]

@@ -47,6 +47,11 @@ CHAIN="main;nofp_level1;nofp_level2;nofp_level3"
 	# -v says what each process got.
 	grep -qE "pid $WPID: CFI for [0-9]+ of [0-9]+ executable mappings" "$T/err"
 	grep -q 'user stacks: CFI' "$T/err"
+	# The vdso's code under clock_gettime is named: by its symbol, or where it
+	# has none (its paravirtual clock read, on KVM guests) by the vdso itself.
+	grep -q ';clock_gettime;' "$T/folded"
+	run grep -E ';clock_gettime;\[unknown\]' "$T/folded"
+	assert_failure
 	# The kernel's frame-pointer walk, as before: the chain lost at once.
 	"$BIN/profile" --unwind=fp -p "$WPID" -F 199 -f 2 > "$T/fp" 2>/dev/null
 	run share "$T/fp" nofp_leaf "$CHAIN"
