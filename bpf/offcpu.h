@@ -25,11 +25,11 @@ struct offcpu_filter {
 struct offcpu_losses {
 	__u64 starts;	/* no room to note when a thread left the CPU */
 	/*
-	 * The thread left the CPU again with its last departure still open:
-	 * some kernels (the development VM's) now and then run a thread
-	 * without a sched_switch to it.
+	 * Periods whose start or end the kernel never traced: some kernels
+	 * (the development VM's) now and then switch a thread out or in
+	 * without firing sched_switch. Its switch count tells.
 	 */
-	__u64 ends;
+	__u64 untraced;
 	__u64 keys;	/* the totals map was full */
 };
 

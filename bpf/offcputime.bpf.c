@@ -9,7 +9,7 @@
 #include "offcputime.h"
 
 struct start {
-	__u64 ts;
+	struct offcpu_period period;
 	struct stack_key key;
 };
 
@@ -57,35 +57,39 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 	struct stack_key key;
 	struct start *s;
 	__u64 now = bpf_ktime_get_ns(), delta;
+	bool counted;
 
 	/* prev is going off CPU, and is current: its stacks are the ones to take. */
-	if (offcpu_wanted(prev, btf)) {
-		s = start_of(prev, btf, true);
+	if (offcpu_thread_wanted(prev, btf)) {
+		counted = offcpu_state_wanted(prev, btf);
+		s = start_of(prev, btf, counted);
 		if (s) {
-			if (s->ts)
-				__sync_fetch_and_add(&lost.ends, 1);
-			s->ts = now;
-			s->key.tid = TASK_FIELD(btf, prev, pid);
-			proc_key_of(prev, &s->key.proc);
-			offcpu_stacks(ctx, &s->key.proc, &s->key.user_stack, &s->key.kernel_stack);
-			bpf_get_current_comm(s->key.comm, sizeof(s->key.comm));
-		} else {
+			offcpu_leave(&s->period, prev, btf);
+			if (counted) {
+				s->period.ts = now;
+				s->key.tid = TASK_FIELD(btf, prev, pid);
+				proc_key_of(prev, &s->key.proc);
+				offcpu_stacks(ctx, &s->key.proc, &s->key.user_stack,
+					      &s->key.kernel_stack);
+				bpf_get_current_comm(s->key.comm, sizeof(s->key.comm));
+			}
+		} else if (counted) {
 			__sync_fetch_and_add(&lost.starts, 1);
 		}
 	}
 
 	s = start_of(next, btf, false);
-	if (!s || !s->ts)
+	if (!s)
 		return 0;
-	delta = (now - s->ts) / 1000;
-	s->ts = 0;
+	delta = (now - s->period.ts) / 1000;
+	counted = offcpu_return(&s->period, next, btf);
 	key = s->key;
 	if (!btf) {
 		__u32 tid = TASK_FIELD(btf, next, pid);
 
 		bpf_map_delete_elem(&start_tid, &tid);
 	}
-	if (!offcpu_in_range(delta))
+	if (!counted || !offcpu_in_range(delta))
 		return 0;
 	if (!stack_count_add(&totals, &key, delta, &key.proc, NULL))
 		__sync_fetch_and_add(&lost.keys, 1);

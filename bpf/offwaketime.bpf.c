@@ -15,7 +15,7 @@
  * another CPU while the thread is still on its way off this one.
  */
 struct blocked {
-	__u64 ts;		/* when it left the CPU; 0 while it runs */
+	struct offcpu_period period;
 	__u64 woken;		/* a waker is recorded since it last ran */
 	struct offwake_key key;
 };
@@ -87,14 +87,16 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 	__u64 now = bpf_ktime_get_ns(), delta, woken;
 	struct offwake_key key;
 	struct blocked *b;
+	bool counted;
 
 	/* prev blocks now: its stacks are current's. */
-	if (offcpu_wanted(prev, btf)) {
-		b = blocked_of(prev, btf, true);
-		if (b) {
-			if (b->ts)
-				__sync_fetch_and_add(&lost.ends, 1);
-			b->ts = now;
+	if (offcpu_thread_wanted(prev, btf)) {
+		counted = offcpu_state_wanted(prev, btf);
+		b = blocked_of(prev, btf, counted);
+		if (b)
+			offcpu_leave(&b->period, prev, btf);
+		if (b && counted) {
+			b->period.ts = now;
 			b->key.target_tid = TASK_FIELD(btf, prev, pid);
 			proc_key_of(prev, &b->key.target_proc);
 			offcpu_stacks(ctx, &b->key.target_proc, &b->key.target_user_stack,
@@ -106,17 +108,17 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 			 */
 			if (task_state(prev, btf) == TASK_RUNNING)
 				b->woken = 0;
-		} else {
+		} else if (counted) {
 			__sync_fetch_and_add(&lost.starts, 1);
 		}
 	}
 
 	b = blocked_of(next, btf, false);
-	if (!b || !b->ts)
+	if (!b)
 		return 0;
-	delta = (now - b->ts) / 1000;
+	delta = (now - b->period.ts) / 1000;
+	counted = offcpu_return(&b->period, next, btf);
 	woken = b->woken;
-	b->ts = 0;
 	b->woken = 0;
 	key = b->key;
 	if (!btf) {
@@ -124,7 +126,7 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 
 		bpf_map_delete_elem(&blocked_tid, &tid);
 	}
-	if (!woken || !offcpu_in_range(delta))
+	if (!counted || !woken || !offcpu_in_range(delta))
 		return 0;
 	if (!stack_count_add(&totals, &key, delta, &key.target_proc, &key.waker_proc))
 		__sync_fetch_and_add(&lost.keys, 1);

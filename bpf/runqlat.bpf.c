@@ -15,16 +15,29 @@ const volatile bool filter_cgroup;
 const volatile __u64 cgroup_id;
 const volatile int cgroup_level;
 
-/* Events lost because a map was full; user space reports them at exit. */
-__u64 lost_starts;
+/* Events lost; user space reports them at exit. */
+__u64 lost_starts;	/* a map was full */
 __u64 lost_hists;
+__u64 lost_untraced;	/* the kernel did not trace the switch that ended a wait */
 
-/* Wakeup times. tp_btf programs keep them with the task itself... */
+/*
+ * When a task was queued, and its switch count (nvcsw + nivcsw) then: the
+ * kernel counts every switch away from a task before it traces it, so a
+ * count that moved by the time the wait ends says that the task ran, and
+ * left, in between without a sched_switch to it (the development VM's
+ * kernel does that now and then): the wait's end was not seen.
+ */
+struct start {
+	__u64 ts;
+	__u64 switches;
+};
+
+/* tp_btf programs keep them with the task itself... */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, __u64);
+	__type(value, struct start);
 } start_task SEC(".maps");
 
 /* ...raw_tp programs, which get no BTF task pointer, in a hash by tid. */
@@ -32,7 +45,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 10240);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct start);
 } start_tid SEC(".maps");
 
 /* The single histogram of a run without grouping: per CPU, no atomics. */
@@ -63,7 +76,7 @@ static __always_inline bool wanted(struct task_struct *t, bool btf)
 	return true;
 }
 
-static __always_inline __u64 *start_of(struct task_struct *t, bool btf, bool create)
+static __always_inline struct start *start_of(struct task_struct *t, bool btf, bool create)
 {
 	__u32 tid;
 
@@ -72,24 +85,44 @@ static __always_inline __u64 *start_of(struct task_struct *t, bool btf, bool cre
 					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 	tid = TASK_FIELD(btf, t, pid);
 	if (create) {
-		__u64 zero = 0;
+		static const struct start zero;
 
 		bpf_map_update_elem(&start_tid, &tid, &zero, BPF_NOEXIST);
 	}
 	return bpf_map_lookup_elem(&start_tid, &tid);
 }
 
-static __always_inline void enqueue(struct task_struct *t, bool btf)
+static __always_inline __u64 switches(struct task_struct *t, bool btf)
 {
-	__u64 *ts;
+	return TASK_FIELD(btf, t, nvcsw) + TASK_FIELD(btf, t, nivcsw);
+}
+
+/*
+ * @t is queued to run: woken (@woken), or preempted. A task woken while
+ * still on its CPU (it had not switched out yet) does not wait: nothing to
+ * time, and its next switch is a departure, which the check below would
+ * take for an untraced run.
+ */
+static __always_inline void enqueue(struct task_struct *t, bool woken, bool btf)
+{
+	struct start *s;
+	__u64 n;
 
 	if (!wanted(t, btf))
 		return;
-	ts = start_of(t, btf, true);
-	if (ts)
-		*ts = bpf_ktime_get_ns();
-	else
+	if (woken && TASK_FIELD(btf, t, on_cpu))
+		return;
+	s = start_of(t, btf, true);
+	if (!s) {
 		__sync_fetch_and_add(&lost_starts, 1);
+		return;
+	}
+	n = switches(t, btf);
+	/* Queued, ran and left since, untraced; a second wakeup before it ran is not that. */
+	if (s->ts && s->switches != n)
+		__sync_fetch_and_add(&lost_untraced, 1);
+	s->ts = bpf_ktime_get_ns();
+	s->switches = n;
 }
 
 static __always_inline void record(struct task_struct *t, __u64 delta, bool btf)
@@ -129,39 +162,36 @@ static __always_inline void record(struct task_struct *t, __u64 delta, bool btf)
 static __always_inline void on_switch(struct task_struct *prev, struct task_struct *next,
 				      bool btf)
 {
-	__u64 *ts, delta;
+	struct start *s;
+	__u64 delta;
+	bool whole;
 
 	/* A task preempted while runnable goes straight back on a run queue. */
 	if (task_state(prev, btf) == TASK_RUNNING)
-		enqueue(prev, btf);
+		enqueue(prev, false, btf);
 
-	ts = start_of(next, btf, false);
-	if (!ts || !*ts)
+	s = start_of(next, btf, false);
+	if (!s || !s->ts)
 		return;
-	delta = bpf_ktime_get_ns() - *ts;
-	*ts = 0;
+	delta = bpf_ktime_get_ns() - s->ts;
+	whole = s->switches == switches(next, btf);
+	s->ts = 0;
 	if (!btf) {
 		__u32 tid = TASK_FIELD(btf, next, pid);
 
 		bpf_map_delete_elem(&start_tid, &tid);
 	}
+	if (!whole) {
+		__sync_fetch_and_add(&lost_untraced, 1);
+		return;
+	}
 	record(next, delta, btf);
 }
 
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(runqlat_wakeup, struct task_struct *p)
-{
-	enqueue(p, true);
-	return 0;
-}
-
-SEC("tp_btf/sched_wakeup_new")
-int BPF_PROG(runqlat_wakeup_new, struct task_struct *p)
-{
-	enqueue(p, true);
-	return 0;
-}
-
+/*
+ * The switch programs come first: the skeleton attaches in this order, and
+ * a wakeup timed before the switch onto a CPU is traced would never end.
+ */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(runqlat_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
@@ -169,17 +199,17 @@ int BPF_PROG(runqlat_switch, bool preempt, struct task_struct *prev, struct task
 	return 0;
 }
 
-SEC("raw_tp/sched_wakeup")
-int BPF_PROG(runqlat_raw_wakeup, struct task_struct *p)
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(runqlat_wakeup, struct task_struct *p)
 {
-	enqueue(p, false);
+	enqueue(p, true, true);
 	return 0;
 }
 
-SEC("raw_tp/sched_wakeup_new")
-int BPF_PROG(runqlat_raw_wakeup_new, struct task_struct *p)
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(runqlat_wakeup_new, struct task_struct *p)
 {
-	enqueue(p, false);
+	enqueue(p, true, true);
 	return 0;
 }
 
@@ -188,6 +218,20 @@ int BPF_PROG(runqlat_raw_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
 	on_switch(prev, next, false);
+	return 0;
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(runqlat_raw_wakeup, struct task_struct *p)
+{
+	enqueue(p, true, false);
+	return 0;
+}
+
+SEC("raw_tp/sched_wakeup_new")
+int BPF_PROG(runqlat_raw_wakeup_new, struct task_struct *p)
+{
+	enqueue(p, true, false);
 	return 0;
 }
 

@@ -200,10 +200,10 @@ void offcpu__warn_lost(const struct offcpu_losses *lost, const struct stackread 
 	if (lost->starts)
 		pr_warn("%llu %s not timed: no room to note when a thread left the CPU",
 			(unsigned long long)lost->starts, periods);
-	/* The next departure of the same thread shows that its return went unseen. */
-	if (lost->ends)
-		pr_warn("%llu %s dropped: the kernel did not report the thread's return to a CPU",
-			(unsigned long long)lost->ends, periods);
+	/* The thread's switch count shows switches that the tracepoint missed. */
+	if (lost->untraced)
+		pr_warn("%llu %s dropped: the kernel did not report the thread's leaving or "
+			"return to a CPU", (unsigned long long)lost->untraced, periods);
 	if (lost->keys)
 		pr_warn("%llu %s dropped: more than %u distinct %s; raise --hash-storage-size",
 			(unsigned long long)lost->keys, periods, bpf_map__max_entries(totals), keys);

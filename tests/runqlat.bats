@@ -31,10 +31,6 @@ start_runqlat() {
 # Releases the workload, waits for it, then stops runqlat with signal $1.
 finish() {
 	local sig=${1:-INT}
-	# On this VM a wait is now and then lost to a switch the kernel did not
-	# report (README, Known issues); right after attaching, under load, it
-	# was one run in two, with a second's pause none in eight.
-	sleep 1
 	kill -USR1 "$WPID"
 	wait "$WPID"
 	WORKPID=$WPID
@@ -44,6 +40,20 @@ finish() {
 	RC=$?
 	RPID=
 	SLEEPER=$(awk '/^sleeper/ { print $2 }' "$T/work.out")
+}
+
+# sleeper_ok COUNT: the sleeper's 100 sleeps, plus its first wakeup and a
+# preemption or few, were all counted. The first wakeup may go untimed on a
+# loaded machine, but only if the tool says so (task storage for a new
+# thread could not be had); on the development VM's kernel a wait now and
+# then ends in a switch it does not trace (README, Known issues), which the
+# tool tells by the thread's switch count and says.
+sleeper_ok() {
+	local short untimed
+	untimed=$(awk '/wakeups not timed/ { n += $2 } END { print n + 0 }' "$T/err")
+	short=$(( $(unseen_returns "$T/err") + untimed ))
+	[ "$1" -ge $((101 - short)) ] && [ "$1" -le 105 ] ||
+		fail "sleeper count $1, expected 101..105 less $short the tool said it dropped"
 }
 
 # Prints the total count of the histogram labelled "$1 = $2" in $T/out.
@@ -78,15 +88,7 @@ section_total() {
 	start_workload -n 100 -s 2
 	start_runqlat -L -p "$WPID"
 	finish INT
-	run section_total tid "$SLEEPER"
-	# 100 sleeps, plus the thread's first wakeup and a possible preemption;
-	# that first wakeup may go untimed on a loaded machine, but only if the
-	# tool says so (task storage for a new thread could not be had).
-	if [ "$output" -eq 100 ]; then
-		grep -q 'wakeups not timed' "$T/err" || fail "sleeper count 100 and no loss reported"
-	else
-		[ "$output" -ge 101 ] && [ "$output" -le 105 ] || fail "sleeper count $output, expected 101..105"
-	fi
+	sleeper_ok "$(section_total tid "$SLEEPER")"
 	run grep -E "^tid = $SLEEPER runq_contend$" "$T/out"
 	assert_success
 	# Threads of the traced process only: 2 spinners, sleeper, main thread.
@@ -114,7 +116,7 @@ section_total() {
 	run jq -e -s 'length >= 3 and all(.[]; .total == ([.buckets[].count] | add) and .unit == "usecs")' "$T/out"
 	assert_success
 	json_sleeper=$(jq -r --argjson t "$SLEEPER" 'select(.tid == $t) | .total' "$T/out")
-	[ "$json_sleeper" -ge 101 ] && [ "$json_sleeper" -le 105 ]
+	sleeper_ok "$json_sleeper"
 	run jq -r --argjson t "$SLEEPER" 'select(.tid == $t) | .comm' "$T/out"
 	assert_output runq_contend
 	# Nothing but JSON on stdout: the banner goes to stderr.
@@ -188,8 +190,7 @@ section_total() {
 	finish INT
 	run grep 'with raw_tp' "$T/err"
 	assert_success
-	run section_total tid "$SLEEPER"
-	[ "$output" -ge 101 ] && [ "$output" -le 105 ] || fail "sleeper count $output, expected 101..105"
+	sleeper_ok "$(section_total tid "$SLEEPER")"
 }
 
 @test "runqlat: bad usage exits 2 with a message" {

@@ -42,6 +42,17 @@ trace_work() {
 	TPID=
 }
 
+# in_reach N DROPPED: N of the 4,096 paths' periods counted, no more, and
+# no fewer than the tool's own count of what it dropped allows. On the
+# development VM's kernel, which now and then switches a thread without
+# tracing it (README: Known issues), the tool tells most such periods by
+# the thread's switch count; about one run in twenty still misses one it
+# could not tell, so two more are allowed. Debian's kernels lose none
+# (make check-vm's offcputime switches cell).
+in_reach() {
+	[ "$1" -le 4096 ] && [ "$1" -ge $((4096 - $2 - 2)) ]
+}
+
 # check_files FOLDED SVG PPROF: three outputs of one run describe the same stacks.
 check_files() {
 	local total root pb
@@ -95,10 +106,11 @@ check_files() {
 	start_work sleep
 	trace_work "$T/folded" "$T/err" offcputime -f --svg "$T/o.svg" --pprof "$T/o.pb.gz"
 	cat "$T/err"
-	n=$(grep -c ';manystacks_sleep;' "$T/folded")
+	# Each path's sleep, once (a path preempted on its way is a line of its own).
+	n=$(grep -c ';manystacks_sleep;.*nanosleep' "$T/folded")
 	dropped=$(unseen_returns "$T/err")
 	echo "$n stacks through the leaf, $dropped periods the kernel did not report"
-	[ "$n" -le 4096 ] && [ "$n" -ge $((4096 - dropped)) ]
+	in_reach "$n" "$dropped"
 	! grep -q 'lost\|Missed' "$T/err" "$T/folded"
 	check_files "$T/folded" "$T/o.svg" "$T/o.pb.gz"
 	# The text layout, of a second run: as many stacks.
@@ -106,7 +118,8 @@ check_files() {
 	trace_work "$T/text" "$T/err" offcputime -U
 	n=$(grep -c '^    manystacks_sleep$' "$T/text")
 	dropped=$(unseen_returns "$T/err")
-	[ "$n" -le 4096 ] && [ "$n" -ge $((4096 - dropped)) ]
+	echo "text: $n stacks through the leaf, $dropped periods the kernel did not report"
+	in_reach "$n" "$dropped"
 	assert_nothing_loaded offcputime
 }
 
@@ -118,7 +131,7 @@ check_files() {
 	n=$(grep -c ';manystacks_read;.*--;.*manystacks_write;' "$T/folded")
 	dropped=$(unseen_returns "$T/err")
 	echo "$n pairs, $dropped periods the kernel did not report"
-	[ "$n" -le 4096 ] && [ "$n" -ge $((4096 - dropped)) ]
+	in_reach "$n" "$dropped"
 	! grep -q 'lost\|Missed\|more than' "$T/err" "$T/folded"
 	check_files "$T/folded" "$T/w.svg" "$T/w.pb.gz"
 	# Paired path by path: the reader blocked in path P is woken from path P.

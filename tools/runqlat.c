@@ -200,6 +200,9 @@ static void report_losses(struct runqlat_bpf *obj)
 		pr_warn("%llu latencies dropped: more than %u histograms",
 			(unsigned long long)obj->bss->lost_hists,
 			bpf_map__max_entries(obj->maps.hist_by));
+	if (obj->bss->lost_untraced)
+		pr_warn("%llu waits dropped: the kernel did not report the thread's switch onto a CPU",
+			(unsigned long long)obj->bss->lost_untraced);
 }
 
 int main(int argc, char **argv)

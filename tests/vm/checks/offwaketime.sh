@@ -25,3 +25,4 @@ ow_check raw_tp
 unset BPFSCOPE_DISABLE
 grep -q 'with raw_tp' "$SCRATCH/ow.err" ||
 	result offwaketime raw_tp-chosen fail "the fallback was not used: $(tail -n 2 "$SCRATCH/ow.err")"
+vm_switches offwaketime -f 2

@@ -31,3 +31,4 @@ rq_check raw_tp
 unset BPFSCOPE_DISABLE
 grep -q 'with raw_tp' "$SCRATCH/rq.err" ||
 	result runqlat raw_tp-chosen fail "the fallback was not used: $(tail -n 2 "$SCRATCH/rq.err")"
+vm_switches runqlat 2 1
