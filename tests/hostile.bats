@@ -583,3 +583,21 @@ PY
 	echo "peak $peak KiB"
 	[ "$peak" -lt 250000 ]
 }
+
+@test "hostile: sizes and periods beyond what the machine can give are refused at once" {
+	require_bpf
+	# 16M stack slots would take some 18 GB of kernel memory; the 1 s run
+	# used to take 15-60 s to set up, on a 24 GB machine.
+	for t in profile offcputime offwaketime; do
+		run timeout 10 "$BIN/$t" --stack-storage-size 16777216 1
+		assert_failure 1
+		assert_output --regexp "^$t: --stack-storage-size 16777216 would take [0-9.]+ GB of kernel memory, and this machine has [0-9.]+ GB available: at most [0-9]+ \(a quarter of it\)$"
+	done
+	# A sample every nanosecond: more than the kernel's sample rate allows.
+	run timeout 10 "$BIN/profile" -c 1 1
+	assert_failure 1
+	assert_output --partial "profile: -c 1 is too short: the kernel samples at most"
+	run timeout 10 "$BIN/profile" --unwind-memory 100000 1
+	assert_failure 2
+	assert_output --partial "expected a whole number from 1 to 65536"
+}
