@@ -57,7 +57,7 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all deps deps-check check check-vm demo install clean vmlinux bench man-lint workloads
+.PHONY: all deps deps-check check check-vm demo install uninstall clean vmlinux bench man-lint workloads
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -136,10 +136,32 @@ bench: all $(WORKLOADS)
 man-lint:
 	@mandoc -Tlint -W warning man/man8/*.8
 
+# What install puts down, and uninstall takes away: the tools, their pages and
+# their bash completion (one script, under each tool's name, where
+# bash-completion looks for a command's completion when it is first used).
+INSTALL_DIRS := sbin share/man/man8 share/bash-completion/completions
+INSTALLED := $(addprefix sbin/,$(TOOLS)) $(addprefix share/man/man8/,$(TOOLS:=.8)) \
+	$(addprefix share/bash-completion/completions/,$(TOOLS))
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/man/man8
+	install -d $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALL_DIRS))
 	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/sbin/
 	install -m 0644 $(wildcard man/man8/*.8) $(DESTDIR)$(PREFIX)/share/man/man8/
+	for t in $(TOOLS); do \
+		install -m 0644 completion/bpfscope.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$t || exit 1; \
+	done
+
+# Into a DESTDIR, the directories install made go too, up to the DESTDIR.
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED))
+	@if [ -n "$(DESTDIR)" ]; then \
+		for d in $(INSTALL_DIRS); do \
+			p=$(DESTDIR)$(PREFIX)/$$d; \
+			while [ "$$p" != "$(patsubst %/,%,$(DESTDIR))" ] && rmdir "$$p" 2> /dev/null; do \
+				p=$${p%/*}; \
+			done; \
+		done; \
+	fi
 
 # The checked-in vmlinux/vmlinux.h is what builds use (CO-RE adapts it to
 # every kernel); this regenerates it from the running kernel's BTF.

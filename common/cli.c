@@ -13,9 +13,11 @@
 enum {
 	KEY_JSON = 0x0f00,
 	KEY_PERCENTILES,
+	KEY_COMPLETE,
 };
 
 static struct cli *cli;
+static const struct argp *whole;	/* the tool's options, its group's and the common ones */
 
 unsigned long cli__parse_ulong(struct argp_state *state, const char *what, const char *arg,
 			       unsigned long min, unsigned long max)
@@ -94,6 +96,37 @@ static void parse_positional(struct argp_state *state, const char *arg)
 	argp_error(state, "unexpected argument '%s'", arg);
 }
 
+/*
+ * --complete (hidden): every option @a and its children take, one a line,
+ * "--name[=ARG]" and "-k[ ARG]", for bash completion
+ * (completion/bpfscope.bash), which asks the installed tool itself and so
+ * never offers an option the tool does not have.
+ */
+static void print_options(const struct argp *a)
+{
+	const char *arg = NULL;
+	int flags = 0;
+
+	for (const struct argp_option *o = a->options; o && (o->name || o->key || o->doc); o++) {
+		/* An alias takes the argument of the option it follows. */
+		if (!(o->flags & OPTION_ALIAS)) {
+			arg = o->arg;
+			flags = o->flags;
+		}
+		if (o->flags & (OPTION_HIDDEN | OPTION_DOC))
+			continue;
+		if (o->name)
+			printf("--%s%s%s%s%s\n", o->name, arg && (flags & OPTION_ARG_OPTIONAL) ? "[" : "",
+			       arg ? "=" : "", arg ? arg : "",
+			       arg && (flags & OPTION_ARG_OPTIONAL) ? "]" : "");
+		if (o->key > ' ' && o->key < 0x7f)
+			printf("-%c%s%s\n", o->key, arg && !(flags & OPTION_ARG_OPTIONAL) ? " " : "",
+			       arg && !(flags & OPTION_ARG_OPTIONAL) ? arg : "");
+	}
+	for (const struct argp_child *c = a->children; c && c->argp; c++)
+		print_options(c->argp);
+}
+
 static error_t parse_common(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
@@ -113,6 +146,10 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	case KEY_PERCENTILES:
 		cli->percentiles = true;
 		break;
+	case KEY_COMPLETE:
+		print_options(whole);
+		printf("--help\n-h\n--usage\n--version\n-V\n");
+		exit(fflush(stdout) ? EXIT_RUNTIME : 0);
 	case ARGP_KEY_ARG:
 		parse_positional(state, arg);
 		break;
@@ -138,7 +175,7 @@ int cli__parse(struct cli *c, int argc, char **argv)
 {
 	static char version[128];
 	static char doc[4096];
-	struct argp_option common[8] = {};
+	struct argp_option common[9] = {};
 	int n = 0;
 
 	cli = c;
@@ -158,6 +195,8 @@ int cli__parse(struct cli *c, int argc, char **argv)
 		common[n++] = (struct argp_option){ "percentiles", KEY_PERCENTILES, NULL, 0,
 			"Add p50/p90/p99/max lines, estimated from the histogram buckets", -1 };
 	common[n++] = (struct argp_option){ NULL, 'h', NULL, OPTION_HIDDEN, "Show this help", -1 };
+	common[n++] = (struct argp_option){ "complete", KEY_COMPLETE, NULL, OPTION_HIDDEN,
+		"List every option, for bash completion", -1 };
 
 	struct argp common_argp = { common, parse_common };
 	struct argp_child children[3] = { { &common_argp, 0, NULL, 0 } };
@@ -177,6 +216,7 @@ int cli__parse(struct cli *c, int argc, char **argv)
 		.children = children,
 	};
 
+	whole = &argp;
 	/* Every tool parses first: from here on Ctrl-C ends it with a report. */
 	run__catch_signals();
 	/*

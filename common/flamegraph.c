@@ -251,47 +251,65 @@ static void emit(FILE *f, const struct node *n, double x, int depth, int height,
 	}
 }
 
-/* Zoom on click, reset, and a search box: small, and ours. */
+/*
+ * Zoom on click, reset, and a search box: small, and ours. Frames are in
+ * the file in depth-first order, so each one's parent is the nearest
+ * earlier frame on a lower row: one pass finds them all, and zoom and
+ * search work on the tree, in time linear in the frames. A zoom keeps the
+ * clicked frame's ancestors (dimmed, the width of the graph, so that a
+ * click on one zooms part of the way back out) and its descendants,
+ * scaled; it hides the rest. Search says what share of all samples the
+ * matching frames cover, each sample once however many of its frames match.
+ */
 static const char script[] =
 "<script type=\"text/ecmascript\"><![CDATA[\n"
-"var frames = [], matched = document.getElementById('matched');\n"
+"var W = %d, X0 = %d, frames = [], matched = document.getElementById('matched');\n"
 "function init() {\n"
-"  var gs = document.getElementsByClassName('f');\n"
+"  var gs = document.getElementsByClassName('f'), up = [];\n"
 "  for (var i = 0; i < gs.length; i++) {\n"
 "    var r = gs[i].getElementsByTagName('rect')[0], t = gs[i].getElementsByTagName('text')[0];\n"
-"    frames.push({g: gs[i], r: r, t: t, x: +r.getAttribute('x'), w: +r.getAttribute('width'),\n"
-"                 y: +r.getAttribute('y'), label: t.textContent,\n"
-"                 name: gs[i].getElementsByTagName('title')[0].textContent.replace(/ \\([^(]*\\)$/, '')});\n"
-"    gs[i].onclick = zoom.bind(null, frames[frames.length - 1]);\n"
+"    var fr = {g: gs[i], r: r, t: t, x: +r.getAttribute('x'), w: +r.getAttribute('width'),\n"
+"              y: +r.getAttribute('y'), v: +gs[i].getAttribute('data-v'),\n"
+"              name: gs[i].getElementsByTagName('title')[0].textContent.replace(/ \\([^(]*\\)$/, '')};\n"
+"    while (up.length && up[up.length - 1].y <= fr.y) up.pop();\n"
+"    fr.parent = up.length ? up[up.length - 1] : null;\n"
+"    up.push(fr);\n"
+"    frames.push(fr);\n"
+"    gs[i].onclick = zoom.bind(null, fr);\n"
 "  }\n"
 "}\n"
-"function fit(fr, x, w) {\n"
+"function fit(fr, x, w, dim) {\n"
 "  fr.r.setAttribute('x', x); fr.r.setAttribute('width', w); fr.t.setAttribute('x', x + 3);\n"
 "  var n = Math.floor((w - 6) / 7);\n"
 "  fr.t.textContent = w < 21 ? '' : fr.name.length <= n ? fr.name : fr.name.substr(0, n - 2) + '..';\n"
+"  fr.r.style.opacity = dim ? 0.5 : 1;\n"
 "  fr.g.style.display = w < 0.5 ? 'none' : '';\n"
 "}\n"
 "function zoom(z) {\n"
-"  var scale = (" "%d" ") / z.w, left = z.x;\n"
+"  var scale = W / z.w;\n"
+"  frames.forEach(function (fr) { fr.zoom = 0; });\n"
+"  for (var a = z.parent; a; a = a.parent) a.zoom = 1;\n"
 "  frames.forEach(function (fr) {\n"
-"    var inside = fr.x >= z.x - 1e-6 && fr.x + fr.w <= z.x + z.w + 1e-6;\n"
-"    if (fr.y > z.y) { fit(fr, " "%d" " + (fr.x - left) * scale * (inside ? 1 : 0), inside ? fr.w * scale : " "%d" "); fr.r.style.opacity = 0.5; return; }\n"
-"    if (fr.y < z.y && !inside) { fr.g.style.display = 'none'; return; }\n"
-"    fr.r.style.opacity = 1; fit(fr, " "%d" " + (fr.x - left) * scale, fr.w * scale);\n"
+"    if (fr == z || (fr.parent && fr.parent.zoom == 2)) fr.zoom = 2;\n"
+"    if (fr.zoom == 1) fit(fr, X0, W, true);\n"
+"    else if (fr.zoom == 2) fit(fr, X0 + (fr.x - z.x) * scale, fr.w * scale, false);\n"
+"    else fr.g.style.display = 'none';\n"
 "  });\n"
 "}\n"
-"function reset() { frames.forEach(function (fr) { fr.r.style.opacity = 1; fit(fr, fr.x, fr.w); }); }\n"
+"function reset() { frames.forEach(function (fr) { fit(fr, fr.x, fr.w, false); }); }\n"
 "function search() {\n"
-"  var re = prompt('Search (regular expression)');\n"
+"  var re = prompt('Search (regular expression)'), rx, hit = 0;\n"
 "  if (re === null) return;\n"
-"  var rx = new RegExp(re), total = 0, hit = 0;\n"
+"  try { rx = new RegExp(re); } catch (e) { rx = null; }\n"
 "  frames.forEach(function (fr) {\n"
-"    if (fr.y == Math.max.apply(null, frames.map(function (f) { return f.y; }))) total += +fr.g.dataset.v;\n"
-"    var m = re !== '' && rx.test(fr.name);\n"
-"    fr.r.style.fill = m ? 'rgb(230,0,230)' : '';\n"
+"    fr.hit = !!rx && re !== '' && rx.test(fr.name);\n"
+"    fr.r.style.fill = fr.hit ? 'rgb(230,0,230)' : '';\n"
+"    fr.under = !!fr.parent && (fr.parent.hit || fr.parent.under);\n"
+"    if (fr.hit && !fr.under) hit += fr.v;\n"
 "  });\n"
-"  frames.forEach(function (fr) { if (re !== '' && rx.test(fr.name)) hit = Math.max(hit, +fr.g.dataset.v); });\n"
-"  matched.textContent = re === '' ? '' : 'Matched: ' + (total ? (100 * hit / total).toFixed(1) : 0) + '%% (largest matching frame)';\n"
+"  if (!rx) matched.textContent = 'Not a regular expression: ' + re;\n"
+"  else if (re === '') matched.textContent = '';\n"
+"  else matched.textContent = 'Matched: ' + (frames.length && frames[0].v ? (100 * hit / frames[0].v).toFixed(1) : '0.0') + '%%';\n"
 "}\n"
 "init();\n"
 "]]></script>\n";
@@ -343,7 +361,7 @@ int flamegraph__write(const struct stackset *set, FILE *f, const struct flamegra
 		"<text id=\"matched\" x=\"%d\" y=\"%d\"></text>\n",
 		PAD_SIDE, WIDTH - 60, WIDTH - 400, height - 10);
 	emit(f, &root, PAD_SIDE, 0, height, scale, root.value, o && o->unit ? o->unit : "samples");
-	fprintf(f, script, WIDTH - 2 * PAD_SIDE, PAD_SIDE, 0, PAD_SIDE);
+	fprintf(f, script, WIDTH - 2 * PAD_SIDE, PAD_SIDE);
 	fputs("</svg>\n", f);
 	free_tree(root.child);
 	return ferror(f) ? -EIO : 0;

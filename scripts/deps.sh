@@ -39,6 +39,9 @@ test curl cmd:curl
 test debuginfod cmd:debuginfod
 test python3 cmd:python3
 test libc6-dbg file:/usr/share/doc/libc6-dbg
+test chromium cmd:chromium
+test nodejs cmd:node
+test npm cmd:npm
 vm qemu-system-x86 cmd:qemu-system-x86_64
 vm busybox-static file:/bin/busybox
 vm cpio cmd:cpio

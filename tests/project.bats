@@ -29,14 +29,53 @@ tools() {
 	done
 }
 
-@test "make install puts the tools in sbin and the pages in share/man/man8" {
+@test "make install puts the tools, pages and completion in place; make uninstall takes all of it away" {
 	dest=$BATS_TEST_TMPDIR/root
+	mkdir "$dest"
 	run make -C "$ROOT" -s install DESTDIR="$dest" PREFIX=/usr/local
 	assert_success
 	for t in $(tools); do
 		[ -x "$dest/usr/local/sbin/$t" ] || fail "$t not installed"
 		[ -f "$dest/usr/local/share/man/man8/$t.8" ] || fail "$t.8 not installed"
+		[ -f "$dest/usr/local/share/bash-completion/completions/$t" ] || fail "no completion for $t"
 	done
+	run make -C "$ROOT" -s uninstall DESTDIR="$dest" PREFIX=/usr/local
+	assert_success
+	run find "$dest" -mindepth 1
+	assert_output ""
+}
+
+@test "bash completion offers each tool's own options, and values for their arguments" {
+	touch "$BATS_TEST_TMPDIR/planted.svg"
+	# In a shell of its own, as bash-completion would load it.
+	run bash -c '
+		PATH=$1:$PATH
+		source "$2/completion/bpfscope.bash"
+		c() { COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); COMPREPLY=(); _bpfscope "$1"; echo "${COMPREPLY[*]}"; }
+		echo "1 $(c profile --fr)"
+		echo "2 $(c runqlat --per)"
+		echo "3 $(c profile --per)"
+		echo "4 $(c offcputime --svg = "$3/pla")"
+		echo "5 $$ $(c profile -p "$$")"
+		echo "6 $(c profile -C "")"
+		echo "7 $(c biolatency --dis)"
+		echo "8 $(c readdirlat --)"' _ "$BIN" "$ROOT" "$BATS_TEST_TMPDIR" < /dev/null
+	assert_success
+	assert_line "1 --frequency="
+	assert_line "2 --percentiles"
+	# profile has no --percentiles: it is not offered.
+	assert_line "3 "
+	assert_line "4 $BATS_TEST_TMPDIR/planted.svg"
+	# The shell's own pid is a pid profile -p may take.
+	read -r _ shell pid < <(grep '^5 ' <<<"$output")
+	[ "$shell" = "$pid" ]
+	assert_line --regexp "^6 0( [0-9]+)*$"
+	assert_line "7 --disks --disk="
+	# Every long option readdirlat's --help lists, and no other.
+	offered=$(sed -n 's/^8 //p' <<<"$output" | tr ' ' '\n' | sed 's/=$//' | sort)
+	listed=$("$BIN/readdirlat" --help |
+		sed -nE 's/^ +(-[^ ], )?(--[a-z][a-z-]*).*/\2/p' | sort)
+	[ "$offered" = "$listed" ] || fail "offered: $offered; --help: $listed"
 }
 
 @test "make STATIC=1 builds self-contained binaries that run" {

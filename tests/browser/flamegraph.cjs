@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Uses a flame graph the way a reader does, in headless Chromium: hovers,
+ * clicks to zoom, zooms back out through an ancestor, resets, searches (a
+ * valid and an invalid regular expression), and prints what it saw, one
+ * "key value" line each, for tests/flamegraph.bats to check. Page errors
+ * and console errors are printed as "error ..." lines.
+ *
+ * usage: node flamegraph.cjs FILE.svg STEPS
+ * STEPS: a JSON list of [action, argument]: ["zoom", name], ["reset"],
+ * ["search", regex], ["hover", name], ["frames"] (every frame drawn, as
+ * "frame NAME x=.. w=.. opacity=.. fill=.."), ["matched"].
+ * A name may be "name@N": the Nth frame of that name, in file order.
+ */
+'use strict';
+
+const { chromium } = require('playwright-core');
+
+async function main() {
+	const [file, stepsJson] = process.argv.slice(2);
+	const steps = JSON.parse(stepsJson);
+	const browser = await chromium.launch({
+		executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+		args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+		       '--disable-background-networking', '--disable-component-update',
+		       '--disable-sync'],
+	});
+	const page = await browser.newPage();
+	let answer = null;
+
+	page.on('pageerror', (e) => console.log(`error page ${e.message}`));
+	page.on('console', (m) => { if (m.type() === 'error') console.log(`error console ${m.text()}`); });
+	// Search asks with prompt(): answer it with the step's expression.
+	page.on('dialog', (d) => d.accept(answer === null ? undefined : answer));
+	await page.goto('file://' + file);
+
+	// The frame's <g>, by the name in its title: "name (N unit, P%)".
+	const frame = async (spec) => {
+		const [name, nth] = spec.split('@');
+		const gs = await page.$$('g.f');
+		let seen = 0;
+
+		for (const g of gs) {
+			const title = await g.$eval('title', (t) => t.textContent);
+			if (title.replace(/ \([^(]*\)$/, '').replace(/ \(inlined\)$/, '') !== name)
+				continue;
+			if (seen++ === (nth ? +nth : 0))
+				return g;
+		}
+		throw new Error(`no frame ${spec}`);
+	};
+
+	for (const [action, arg] of steps) {
+		if (action === 'zoom') {
+			// Clicked as a user would: on the drawn box (the text may be empty).
+			const g = await frame(arg);
+			await g.$eval('rect', (r) => r.dispatchEvent(new MouseEvent('click', { bubbles: true })));
+		} else if (action === 'reset' || action === 'search') {
+			answer = action === 'search' ? arg : null;
+			await page.click(`text.ctl >> text=${action === 'reset' ? 'Reset zoom' : 'Search'}`);
+		} else if (action === 'hover') {
+			const g = await frame(arg);
+			await g.hover();
+			const s = await g.$eval('rect', (r) => getComputedStyle(r).stroke);
+			const t = await g.$eval('title', (t) => t.textContent);
+			console.log(`hover ${arg} stroke=${s} title=${t}`);
+		} else if (action === 'frames') {
+			const all = await page.$$eval('g.f', (gs) => gs.map((g) => {
+				const r = g.querySelector('rect');
+				const name = g.querySelector('title').textContent.replace(/ \([^(]*\)$/, '');
+				return { name, shown: getComputedStyle(g).display !== 'none',
+					 x: +r.getAttribute('x'), w: +r.getAttribute('width'),
+					 o: getComputedStyle(r).opacity, fill: r.style.fill,
+					 label: g.querySelector('text').textContent };
+			}));
+			for (const f of all)
+				if (f.shown)
+					console.log(`frame ${f.name} x=${f.x.toFixed(1)} w=${f.w.toFixed(1)} ` +
+						    `opacity=${f.o} fill=${f.fill || '-'} label=${f.label || '-'}`);
+			console.log('frames end');
+		} else if (action === 'matched') {
+			const t = await page.$eval('#matched', (e) => e.textContent);
+			console.log(`matched ${t || '-'}`);
+		} else if (action === 'time-search') {
+			// How long a search takes, for the record: it was quadratic in frames.
+			const ms = await page.evaluate((re) => {
+				window.prompt = () => re;
+				const t0 = performance.now();
+				search();
+				return performance.now() - t0;
+			}, arg);
+			console.log(`search-ms ${ms.toFixed(0)}`);
+		} else {
+			throw new Error(`unknown step ${action}`);
+		}
+	}
+	await browser.close();
+}
+
+main().catch((e) => {
+	console.log(`error driver ${e.message}`);
+	process.exit(1);
+});

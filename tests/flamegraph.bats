@@ -1,0 +1,126 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# The flame graph as a reader uses it: opened in headless Chromium (Debian's
+# chromium, driven by tests/browser/flamegraph.cjs through playwright-core),
+# hovered, zoomed in, zoomed back out through an ancestor, reset and
+# searched, on stacks whose every count is known; then a real profile's.
+
+load helpers
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	export HOME=$T
+	CONV=$WL/unit/stackconv
+	# 100 samples: spin_a holds 80 under main and 5 more under
+	# short_lived_work, which holds another 5 under other.
+	cat > "$T/in.folded" <<-'EOF2'
+	proc;main;spin_a;leaf1 60
+	proc;main;spin_a;leaf2 20
+	proc;main;spin_b 10
+	proc;main;short_lived_work;spin_a 5
+	other;start;short_lived_work 5
+	EOF2
+	"$CONV" svg "$T/fg.svg" < "$T/in.folded"
+}
+
+teardown() {
+	stop_bg ${WPID:-}
+	assert_nothing_loaded profile
+}
+
+# browse SVG STEPS: runs the browser driver; its lines in $output.
+browse() {
+	run timeout 120 env NODE_PATH="$BUILD/cache/browser/node_modules" \
+		node "$ROOT/tests/browser/flamegraph.cjs" "$1" "$2"
+	echo "$output"
+	assert_success
+	refute_line --partial "error "
+}
+
+# shown NAME X W OPACITY: frame NAME is drawn at X, W wide (to 0.1 px).
+shown() {
+	assert_line --regexp "^frame $1 x=$2 w=$3 opacity=$4 "
+}
+
+@test "flame graph in a browser: no errors; hovering outlines a frame and titles it" {
+	browse "$T/fg.svg" '[["hover","leaf1"],["frames"]]'
+	assert_line "hover leaf1 stroke=rgb(0, 0, 0) title=leaf1 (60 samples, 60.00%)"
+	# The graph as written: all 1180 px wide from x=10, 11.8 px a sample.
+	shown all 10.0 1180.0 1
+	shown other 10.0 59.0 1
+	shown proc 69.0 1121.0 1
+	shown leaf1 128.0 708.0 1
+	[ "$(grep -c '^frame ' <<<"$output")" -eq 12 ]
+}
+
+@test "flame graph in a browser: a zoom keeps the ancestors, dimmed and clickable, and hides the rest" {
+	browse "$T/fg.svg" '[["zoom","spin_a@1"],["frames"]]'
+	# The clicked frame and what it called, across the whole width.
+	shown spin_a 10.0 1180.0 1
+	shown leaf1 10.0 885.0 1
+	shown leaf2 895.0 295.0 1
+	# Its callers, the root included: whole width, dimmed, still there.
+	shown all 10.0 1180.0 0.5
+	shown proc 10.0 1180.0 0.5
+	shown main 10.0 1180.0 0.5
+	# Nothing else: no sibling squeezed into the margin.
+	[ "$(grep -c '^frame ' <<<"$output")" -eq 6 ]
+
+	# Part of the way back out: a click on an ancestor zooms on it.
+	browse "$T/fg.svg" '[["zoom","spin_a@1"],["zoom","main"],["frames"]]'
+	shown main 10.0 1180.0 1
+	shown spin_a 72.1 993.7 1
+	shown spin_b 1065.8 124.2 1
+	shown short_lived_work 10.0 62.1 1
+	shown proc 10.0 1180.0 0.5
+	[ "$(grep -c '^frame ' <<<"$output")" -eq 9 ]
+	refute_line --regexp '^frame (other|start) '
+
+	# Reset zoom: every frame where it was.
+	browse "$T/fg.svg" '[["zoom","leaf2"],["reset"],["frames"]]'
+	shown all 10.0 1180.0 1
+	shown other 10.0 59.0 1
+	shown leaf2 836.0 236.0 1
+	[ "$(grep -c '^frame ' <<<"$output")" -eq 12 ]
+}
+
+@test "flame graph in a browser: search says the share of all samples its matches cover" {
+	# spin_a 80 + short_lived_work 5 (its own spin_a counted once) + 5: 90%.
+	browse "$T/fg.svg" '[["search","spin_a|short_lived_work"],["matched"],["frames"]]'
+	assert_line "matched Matched: 90.0%"
+	assert_line --regexp '^frame spin_a x=.* fill=rgb\(230, 0, 230\) '
+	assert_line --regexp '^frame short_lived_work x=.* fill=rgb\(230, 0, 230\) '
+	assert_line --regexp '^frame spin_b x=.* fill=- '
+	browse "$T/fg.svg" '[["search","leaf"],["matched"]]'
+	assert_line "matched Matched: 80.0%"
+
+	# An invalid expression is said, and the old highlights go.
+	browse "$T/fg.svg" '[["search","spin_a"],["search","spin_(a"],["matched"],["frames"]]'
+	assert_line "matched Not a regular expression: spin_(a"
+	refute_line --regexp 'fill=rgb'
+	# An empty one clears the search.
+	browse "$T/fg.svg" '[["search","spin_a"],["search",""],["matched"],["frames"]]'
+	assert_line "matched -"
+	refute_line --regexp 'fill=rgb'
+}
+
+@test "flame graph in a browser: 20,000 frames searched (it was quadratic in frames)" {
+	awk 'BEGIN { for (i = 0; i < 7000; i++) printf "p;m;f%d;g%d;h%d 1\n", i, i, i }' |
+		"$CONV" svg "$T/big.svg"
+	browse "$T/big.svg" '[["time-search","f1.*"],["matched"]]'
+	# f1, f10-f19, f100-f199, f1000-f1999: 1111 of 7000.
+	assert_line "matched Matched: 15.9%"
+}
+
+@test "flame graph in a browser: a real profile renders, zooms and searches" {
+	require_bpf
+	"$WL/spin" 6 > "$T/spin" &
+	WPID=$!
+	wait_for_line "$T/spin" '^pid '
+	"$BIN/profile" -p "$WPID" -F 199 --svg "$T/p.svg" 2 > /dev/null
+	browse "$T/p.svg" '[["zoom","spin_heavy"],["frames"],["reset"],["search","spin_heavy|spin_light"],["matched"]]'
+	assert_line --regexp '^frame spin_heavy x=10\.0 w=1180\.0 opacity=1 '
+	# Nearly every sample of the spinner is in one of the two.
+	pct=$(sed -n 's/^matched Matched: \([0-9.]*\)%$/\1/p' <<<"$output")
+	awk -v p="$pct" 'BEGIN { exit !(p >= 90 && p <= 100) }' || fail "matched $pct%"
+}
