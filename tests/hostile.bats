@@ -106,8 +106,11 @@ no_raw_controls() {
 @test "hostile: a JIT in a container writes its map under its own pid and /tmp" {
 	require_bpf
 	# pid 1 of a new pid namespace, with its own /tmp: neither is the host's.
-	unshare -p -f -m --propagation private sh -c \
-		"mount -t tmpfs none /tmp && exec '$WL/hostile' jit 8" > "$T/work" &
+	# The workload keeps its path, even where the build is under /tmp (a
+	# clone there): held at /mnt across the mount, then put back.
+	unshare -p -f -m --propagation private sh -c '
+		mount --bind "$1" /mnt && mount -t tmpfs none /tmp &&
+		mkdir -p "$1" && mount --bind /mnt "$1" && exec "$1/hostile" jit 8' _ "$WL" > "$T/work" &
 	DPID=$!
 	wait_for_line "$T/work" '^jit '
 	WPID=$(pgrep -f "^$WL/hostile jit 8" | head -1)
