@@ -125,7 +125,10 @@ check-vm:
 		"$$(tests/go/fetch 1.24 $(OUTPUT)/cache/go)" > /dev/null
 	@tests/vm/run
 
-demo: deps all $(WORKLOADS)
+# Only what the build needs: the test suite's packages (chromium, Go) can wait.
+demo:
+	@scripts/deps.sh install build
+	@$(MAKE) --no-print-directory all workloads
 	@scripts/demo.sh
 
 # Figures, not pass/fail: every tests/bench/TOOL script, or BENCH="runqlat ...".

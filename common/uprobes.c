@@ -183,6 +183,12 @@ int uprobes__open(const char *lib, pid_t pid, char *path, size_t size)
 	if (rootfd < 0)
 		return rootfd == -ENOENT ? -ESRCH : rootfd;
 	if (strchr(lib, '/')) {
+		char full[PATH_MAX], cwd[PATH_MAX];
+
+		/* "./app", as bcc users type it: from the directory the tool runs in. */
+		if (lib[0] != '/' && getcwd(cwd, sizeof(cwd)) &&
+		    snprintf(full, sizeof(full), "%s/%s", cwd, lib) < (int)sizeof(full))
+			lib = full;
 		fd = procfile__openat(rootfd, lib, PROCFILE_FOLLOW, NULL);
 		if (fd >= 0)
 			snprintf(path, size, "%s", lib);

@@ -19,7 +19,8 @@ struct uprobe_func {
 /*
  * Finds @lib as bcc does and opens it: a path; or a library by short name
  * ("c", "pthread") or soname ("libc.so.6"), through the maps of process
- * @pid when given, else /etc/ld.so.cache and then the usual directories.
+ * @pid when given, else /etc/ld.so.cache and then the usual directories; a
+ * relative path is taken from the current directory.
  * With @pid, paths mean what they mean to that process (its container's
  * root), and symlinks never lead out of that root. The file is a regular
  * file, opened read-only; attach uprobes through /proc/self/fd/FD so that

@@ -353,6 +353,18 @@ go_timed() {
 	assert_output --partial "invalid regular expression"
 }
 
+@test "funclatency ./app:func: a relative path is from the current directory, as bcc users type it" {
+	require_bpf
+	cd "$(dirname "$F")"
+	trace -m -p @PID "./$(basename "$F"):slow_func"
+	[ "$(hist_total "$T/out")" -eq 20 ]
+	trace -m "../$(basename "$(dirname "$F")")/$(basename "$F"):slow_func"
+	[ "$(hist_total "$T/out")" -eq 20 ]
+	run "$BIN/funclatency" ./nosuch:foo
+	assert_failure 1
+	assert_output "funclatency: ./nosuch: No such file or directory"
+}
+
 @test "funclatency: what does not match, does not exist or is malformed" {
 	require_bpf
 	run "$BIN/funclatency" "$F:nosuch*"

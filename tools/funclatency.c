@@ -178,6 +178,11 @@ static int resolve_user(struct target *t, const char *lib, const char *pattern)
 		pr_err("%s is not a regular file", lib);
 		return t->fd;
 	}
+	if (t->fd < 0 && strchr(lib, '/')) {
+		pr_err("%s: %s%s", lib, strerror(-t->fd),
+		       env.pid ? " (as the process sees its file system)" : "");
+		return t->fd;
+	}
 	if (t->fd < 0) {
 		pr_err("library '%s' not found%s", lib,
 		       env.pid ? " in the process's maps or its /etc/ld.so.cache" :

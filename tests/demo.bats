@@ -1,0 +1,77 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# make demo (scripts/demo.sh), shortened to two seconds a tool: every
+# tool's heading and output, the files it writes, Ctrl-C, and nothing left.
+
+load helpers
+
+TOOLS="runqlat profile offcputime offwaketime biolatency cachestat funclatency readdirlat"
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	export HOME=$T GOCACHE=$T/gocache
+	DEMO=(env DEMO_SECONDS=2 DEMO_OUT="$T/demo" DEMO_BIN="$BIN" DEMO_WL="$WL" "$ROOT/scripts/demo.sh")
+}
+
+teardown() {
+	[ -n "${DPID:-}" ] && kill -KILL -- -"$DPID" 2> /dev/null
+	for t in $TOOLS; do
+		assert_nothing_loaded "$t"
+	done
+	# Its loop device is detached, its workloads gone.
+	run losetup -j "$T/demo/disk.img"
+	assert_output ""
+	run pgrep -f "$WL/(runq_contend|spin|offcpu|funcs|lsdir)"
+	assert_failure
+}
+
+@test "make demo: each tool under a heading that says what it answers, then the files written" {
+	require_bpf
+	run timeout 120 "${DEMO[@]}"
+	echo "$output"
+	assert_success
+	for t in $TOOLS; do
+		assert_line --regexp "^== $t: [a-z].*\? \(.*\) ==$"
+	done
+	# What each one printed, briefly.
+	assert_line --regexp '^ +msecs +: count +distribution$'
+	assert_line --regexp '^    spin;.*;(spin_heavy|spin_light)(;.*)? [0-9]+$'
+	assert_line --regexp '^    offcpu_sleeper$'
+	assert_line --regexp '^    offcpu;.*;offcpu_reader;--;offcpu_waker;.* [0-9]+$'
+	assert_line --regexp '^ +usecs +: count +distribution$'
+	assert_line --regexp '^ +HITS +MISSES +DIRTIES +HITRATIO'
+	assert_line --regexp '^avg = [0-9]+ msecs, total: [0-9]+ msecs, count: 20$'
+	assert_line --regexp '^lsdir +[0-9]+ +[0-9]+ .*/proc$'
+	assert_line "== Files written =="
+	for f in profile.svg offcputime.svg profile.pb.gz; do
+		assert_line --regexp "^  $T/demo/$f "
+	done
+	xmllint --noout "$T/demo/profile.svg"
+	xmllint --noout "$T/demo/offcputime.svg"
+	grep -q offcpu_sleeper "$T/demo/offcputime.svg"
+	run go tool pprof -top "$T/demo/profile.pb.gz"
+	assert_success
+	assert_output --partial spin_heavy
+}
+
+@test "make demo: Ctrl-C stops it at once, each tool with its report, nothing left behind" {
+	require_bpf
+	# Its own process group, as at a terminal, which sends Ctrl-C to all of
+	# it; and SIGINT not ignored, as it is for a script's background job.
+	setsid env --default-signal=INT "${DEMO[@]}" > "$T/out" 2>&1 &
+	DPID=$!
+	wait_for_line "$T/out" '^== offcputime' 60
+	sleep 1
+	kill -INT -- -"$DPID"
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$DPID" 2> /dev/null || break
+		sleep 0.1
+	done
+	run wait "$DPID"
+	DPID=
+	cat "$T/out"
+	assert_failure 130
+	grep -q '^demo: stopped$' "$T/out"
+	run grep -c '^== ' "$T/out"
+	assert_output 3
+}
