@@ -1,7 +1,22 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Builds the bpfscope tools, their tests and man pages; see README.md.
 
-OUTPUT    := build
+comma := ,
+
+# The architecture built for (the kernel's names): this machine's, or
+# ARCH=arm64 to cross-build on an x86 machine, with Debian's cross compiler
+# and bookworm's libraries for it unpacked into a sysroot (scripts/sysroot).
+HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+ARCH      := $(HOST_ARCH)
+GNU_ARCH_x86   := x86_64-linux-gnu
+GNU_ARCH_arm64 := aarch64-linux-gnu
+GNU_ARCH  := $(GNU_ARCH_$(ARCH))
+ifeq ($(GNU_ARCH),)
+$(error ARCH=$(ARCH): the tools build for x86 and arm64)
+endif
+CROSS     := $(if $(filter $(HOST_ARCH),$(ARCH)),,1)
+
+OUTPUT    := build$(if $(CROSS),/$(ARCH))
 # make check SANITIZE=1: everything again under ASan and UBSan, beside the
 # normal build (not static: the sanitizers' runtimes are shared libraries).
 SANITIZING := $(if $(filter 1,$(STATIC)),,$(filter 1,$(SANITIZE)))
@@ -11,13 +26,12 @@ endif
 CLANG     ?= clang
 LLVM_STRIP ?= llvm-strip
 BPFTOOL   ?= bpftool
-CC        ?= gcc
+ifeq ($(origin CC),default)
+CC        := $(if $(CROSS),$(GNU_ARCH)-)gcc
+endif
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 VERSION   := $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1)
-
-ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
-	-e 's/ppc64le/powerpc/' -e 's/riscv64/riscv/' -e 's/s390x/s390/')
 
 TOOLS     := $(sort $(patsubst tools/%.c,%,$(wildcard tools/*.c)))
 BINS      := $(addprefix $(OUTPUT)/bin/,$(TOOLS))
@@ -28,9 +42,19 @@ CFLAGS    ?= -g -O2
 CFLAGS    += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	-std=gnu11 -D_GNU_SOURCE -DBPFSCOPE_VERSION='"$(VERSION)"' \
 	-I common -I bpf -I $(OUTPUT)/skel
+# The BPF side is the same bytecode on every architecture but for its view
+# of the kernel's types (vmlinux/ARCH/vmlinux.h) and of registers.
 BPF_CFLAGS := -g -O2 -Wall -Wno-unused-function -target bpf -D__TARGET_ARCH_$(ARCH) \
-	-I vmlinux -I bpf -I /usr/include/$(shell uname -m)-linux-gnu
+	-I vmlinux/$(ARCH) -I bpf $(addprefix -I ,$(wildcard /usr/include/$(GNU_ARCH)))
 LDLIBS    := -lbpf -ldw -lelf -lz -llzma -lcapstone
+
+ifneq ($(CROSS),)
+SYSROOT   ?= build/cache/sysroot-$(ARCH)
+SYSROOT_DONE := $(SYSROOT)/.done
+SYSROOT_LIBS := $(SYSROOT)/usr/lib/$(GNU_ARCH) $(SYSROOT)/lib/$(GNU_ARCH)
+CFLAGS    += -isystem $(SYSROOT)/usr/include -isystem $(SYSROOT)/usr/include/$(GNU_ARCH)
+LDFLAGS   += $(addprefix -L,$(SYSROOT_LIBS)) $(addprefix -Wl$(comma)-rpath-link$(comma),$(SYSROOT_LIBS))
+endif
 
 ifeq ($(SANITIZING),1)
 CFLAGS    += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
@@ -42,11 +66,11 @@ LDFLAGS   += -static
 WORKLOAD_LDFLAGS := -static
 LDLIBS    += -lpthread
 CFLAGS    += -DBPFSCOPE_STATIC
-DEPS_GROUPS := build static
+DEPS_GROUPS := build $(if $(CROSS),cross,static)
 else
 # libdebuginfod is loaded at run time, for --debuginfod only.
 LDLIBS    += -ldl
-DEPS_GROUPS := build
+DEPS_GROUPS := build $(if $(CROSS),cross)
 endif
 
 ifeq ($(V),1)
@@ -71,7 +95,7 @@ deps:
 deps-check:
 	@scripts/deps.sh check $(DEPS_GROUPS)
 
-$(OUTPUT)/obj/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/vmlinux.h | $(OUTPUT)/obj/bpf
+$(OUTPUT)/obj/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/obj/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@
@@ -80,7 +104,7 @@ $(OUTPUT)/skel/%.skel.h: $(OUTPUT)/obj/bpf/%.bpf.o | $(OUTPUT)/skel
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
-$(OUTPUT)/obj/common/%.o: common/%.c $(wildcard common/*.h) $(wildcard bpf/*.h) | $(OUTPUT)/obj/common
+$(OUTPUT)/obj/common/%.o: common/%.c $(wildcard common/*.h) $(wildcard bpf/*.h) | $(OUTPUT)/obj/common $(SYSROOT_DONE)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
@@ -88,7 +112,7 @@ $(OUTPUT)/libcommon.a: $(COMMON_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(OUTPUT)/obj/tools/%.o: tools/%.c $(OUTPUT)/skel/%.skel.h $(wildcard common/*.h) $(wildcard bpf/*.h) | $(OUTPUT)/obj/tools
+$(OUTPUT)/obj/tools/%.o: tools/%.c $(OUTPUT)/skel/%.skel.h $(wildcard common/*.h) $(wildcard bpf/*.h) | $(OUTPUT)/obj/tools $(SYSROOT_DONE)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
@@ -98,6 +122,12 @@ $(OUTPUT)/bin/%: $(OUTPUT)/obj/tools/%.o $(OUTPUT)/libcommon.a | $(OUTPUT)/bin
 
 $(OUTPUT)/obj/bpf $(OUTPUT)/skel $(OUTPUT)/obj/common $(OUTPUT)/obj/tools $(OUTPUT)/bin:
 	$(Q)mkdir -p $@
+
+ifneq ($(CROSS),)
+$(SYSROOT_DONE):
+	$(call msg,SYSROOT,$(SYSROOT))
+	$(Q)scripts/sysroot $(ARCH) $(SYSROOT)
+endif
 
 # Test workloads: small C programs the bats suites start and trace.
 WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/tests/%,$(wildcard tests/workloads/*.c))
@@ -166,10 +196,15 @@ uninstall:
 		done; \
 	fi
 
-# The checked-in vmlinux/vmlinux.h is what builds use (CO-RE adapts it to
-# every kernel); this regenerates it from the running kernel's BTF.
+# The checked-in vmlinux/ARCH/vmlinux.h is what builds use (CO-RE adapts it
+# to every kernel); this regenerates it from the running kernel's BTF, or for
+# another architecture from its Debian kernel's (scripts/vmlinux-h).
 vmlinux:
-	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h
+ifeq ($(CROSS),)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h
+else
+	scripts/vmlinux-h $(ARCH) vmlinux/$(ARCH)/vmlinux.h
+endif
 
 clean:
 	rm -rf $(OUTPUT)

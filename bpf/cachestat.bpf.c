@@ -50,15 +50,22 @@ struct {
 	__type(value, struct lookup);
 } lookups SEC(".maps");
 
-/* folio::_folio_nr_pages became _nr_pages in 6.16. */
+/*
+ * folio::_folio_nr_pages became _nr_pages in 6.16: both spelled out here,
+ * so that the build does not depend on which one vmlinux.h has.
+ */
 struct folio___nr_old {
 	unsigned int _folio_nr_pages;
+} __attribute__((preserve_access_index));
+
+struct folio___nr_new {
+	unsigned int _nr_pages;
 } __attribute__((preserve_access_index));
 
 static __always_inline __u64 folio_pages(void *folio)
 {
 	struct folio___nr_old *old = folio;
-	struct folio *f = folio;
+	struct folio___nr_new *f = folio;
 	unsigned long flags;
 
 	/* A page's or folio's flags are its first word, whatever the struct calls them. */

@@ -42,7 +42,10 @@ test libc6-dbg file:/usr/share/doc/libc6-dbg
 test chromium cmd:chromium
 test nodejs cmd:node
 test npm cmd:npm
+cross gcc-aarch64-linux-gnu cmd:aarch64-linux-gnu-gcc
 vm qemu-system-x86 cmd:qemu-system-x86_64
+vm qemu-system-arm cmd:qemu-system-aarch64
+vm gcc-aarch64-linux-gnu cmd:aarch64-linux-gnu-gcc
 vm busybox-static file:/bin/busybox
 vm cpio cmd:cpio
 vm xz-utils cmd:xz
