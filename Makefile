@@ -148,11 +148,18 @@ check: deps all $(WORKLOADS)
 
 # The kernel matrix (tests/vm/run): static tools checked on this kernel and
 # in qemu on Debian's 6.1 and 6.12 cloud kernels.
+# The arm64 guest's tools and workloads are cross-built, Go's too.
+VM_ARM64 := $(findstring arm64,$(if $(VM_KERNELS),$(VM_KERNELS),arm64))
 check-vm:
-	@scripts/deps.sh install build static vm
+	@scripts/deps.sh install build static vm $(if $(VM_ARM64),cross)
 	@$(MAKE) --no-print-directory STATIC=1 OUTPUT=$(OUTPUT)/static all workloads
 	@tests/go/build $(OUTPUT)/static/tests/go "$$(go env GOROOT)" \
 		"$$(tests/go/fetch 1.24 $(OUTPUT)/cache/go)" > /dev/null
+ifneq ($(VM_ARM64),)
+	@$(MAKE) --no-print-directory STATIC=1 ARCH=arm64 OUTPUT=$(OUTPUT)/static-arm64 all workloads
+	@GOARCH=arm64 tests/go/build $(OUTPUT)/static-arm64/tests/go "$$(go env GOROOT)" \
+		"$$(tests/go/fetch 1.24 $(OUTPUT)/cache/go)" > /dev/null
+endif
 	@tests/vm/run
 
 # Only what the build needs: the test suite's packages (chromium, Go) can wait.

@@ -146,17 +146,22 @@ static __always_inline struct file *fd_file(__u32 fd)
  * Names the directory by walking its dentries up to "/", crossing mount
  * points the way d_path() does, so /proc reads as "/proc" and not "/".
  * Names are kept whole, so that two directories whose names share a long
- * prefix never read alike.
+ * prefix never read alike. How deep and how far the walk has got is kept
+ * in @p, a map value, not in locals: the verifier then sees the same
+ * unknown numbers at every turn of the loop and prunes, where with
+ * locals it followed every combination of turns (6.12's gave up at a
+ * million instructions).
  */
 static __always_inline void name_dir(struct file *file, struct dir_path *p)
 {
 	struct vfsmount *vfsmnt = BPF_CORE_READ(file, f_path.mnt);
 	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
 	struct mount *mnt = container_of(vfsmnt, struct mount, mnt);
-	__u32 depth = 0, off = 0;
 
 	p->cut = 1;
 	p->long_names = 0;
+	p->depth = 0;
+	p->used = 0;
 	for (int i = 0; i < DIR_DEPTH * 2; i++) {
 		struct dentry *parent = BPF_CORE_READ(d, d_parent);
 		long n;
@@ -173,22 +178,21 @@ static __always_inline void name_dir(struct file *file, struct dir_path *p)
 			vfsmnt = &up->mnt;
 			continue;
 		}
-		if (depth >= DIR_DEPTH || off >= DIR_NAMES_MAX)
+		if (p->depth >= DIR_DEPTH || p->used >= DIR_NAMES_MAX)
 			break;
 		/* The mask only tells the verifier what the test above did. */
-		n = bpf_probe_read_kernel_str(&p->names[off & (DIR_NAMES_MAX - 1)], DIR_NAME_LEN,
-					      BPF_CORE_READ(d, d_name.name));
+		n = bpf_probe_read_kernel_str(&p->names[p->used & (DIR_NAMES_MAX - 1)],
+					      DIR_NAME_LEN, BPF_CORE_READ(d, d_name.name));
 		if (n <= 0) {
-			p->names[off & (DIR_NAMES_MAX - 1)] = '\0';
+			p->names[p->used & (DIR_NAMES_MAX - 1)] = '\0';
 			n = 1;
 		}
 		if (BPF_CORE_READ(d, d_name.len) >= DIR_NAME_LEN)
-			p->long_names |= 1U << depth;
-		off += n;
-		depth++;
+			p->long_names |= 1U << (p->depth & 31);
+		p->used += n;
+		p->depth++;
 		d = parent;
 	}
-	p->depth = depth;
 }
 
 static __always_inline bool dir_of(__u32 fd, struct dir_key *key)

@@ -36,7 +36,7 @@ struct dir_path {
 	__u32 depth;
 	__u32 cut;		/* the walk stopped before reaching "/" */
 	__u32 long_names;	/* bit i: name i was longer than DIR_NAME_LEN - 1, and cut */
-	__u32 pad;
+	__u32 used;		/* bytes of names */
 	char names[DIR_NAMES_MAX + DIR_NAME_LEN];
 };
 

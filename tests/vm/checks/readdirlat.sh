@@ -38,7 +38,7 @@ rd_check() {
 	if [ "$rc" = 0 ] && [ "$row" = "$want" ]; then
 		result readdirlat "$method" pass "$row"
 	else
-		result readdirlat "$method" fail "rc=$rc got [$row] want [$want] $(tail -n 2 "$rd_err")"
+		result readdirlat "$method" fail "rc=$rc got [$row] want [$want] $(tail -n 2 "$rd_err") output: $(head -c 300 "$rd_out")"
 	fi
 }
 
