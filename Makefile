@@ -104,6 +104,31 @@ $(OUTPUT)/skel/%.skel.h: $(OUTPUT)/obj/bpf/%.bpf.o | $(OUTPUT)/skel
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
+# Tools whose BPF side is built a second time for kernels before 5.17
+# (BPFSCOPE_LEGACY: no bpf_loop and other callbacks, no task storage or BTF
+# task pointers in tracing programs, as Linux 5.10 has): the same maps,
+# programs and globals (scripts/skel-compat checks), other code. The tool
+# opens its skeleton with those bytes where the kernel needs them.
+LEGACY_TOOLS := profile offcputime offwaketime readdirlat funclatency
+
+$(OUTPUT)/obj/bpf/%.legacy.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/obj/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DBPFSCOPE_LEGACY -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
+	$(Q)scripts/legacy-check $@
+
+# Only the bytes are kept: TOOL_legacy_bpf__elf_bytes().
+$(OUTPUT)/skel/%.legacy.h: $(OUTPUT)/obj/bpf/%.legacy.bpf.o $(OUTPUT)/skel/%.skel.h | $(OUTPUT)/skel
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_legacy_bpf > $@.skel
+	$(Q)scripts/skel-compat $* $(OUTPUT)/skel/$*.skel.h $@.skel
+	$(Q){ echo '/* $*: its BPF object for kernels before 5.17, from bpftool gen skeleton. */'; \
+	     sed -n '/^static inline const void \*$*_legacy_bpf__elf_bytes(size_t \*sz)$$/,/^}$$/p' $@.skel; \
+	   } > $@
+	$(Q)rm -f $@.skel
+
+$(foreach t,$(LEGACY_TOOLS),$(eval $(OUTPUT)/obj/tools/$(t).o: $(OUTPUT)/skel/$(t).legacy.h))
+
 $(OUTPUT)/obj/common/%.o: common/%.c $(wildcard common/*.h) $(wildcard bpf/*.h) | $(OUTPUT)/obj/common $(SYSROOT_DONE)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@

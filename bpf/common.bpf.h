@@ -78,6 +78,17 @@ struct task_struct___pre_5_14 {
  */
 #define TASK_FIELD(btf, t, field) ((btf) ? (t)->field : BPF_CORE_READ(t, field))
 
+/*
+ * The current task, for CO-RE reads: a BTF pointer from 5.11, an untyped
+ * one on the legacy BPF side (kernels before 5.17, Makefile), which must
+ * also load on 5.10, where bpf_get_current_task_btf does not exist.
+ */
+#ifdef BPFSCOPE_LEGACY
+#define current_task() ((struct task_struct *)bpf_get_current_task())
+#else
+#define current_task() bpf_get_current_task_btf()
+#endif
+
 static __always_inline long task_state(struct task_struct *t, bool btf)
 {
 	struct task_struct___pre_5_14 *old = (void *)t;

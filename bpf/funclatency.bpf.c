@@ -43,6 +43,8 @@ __u64 too_deep, lost_stacks, lost_hists, unreturned;
 struct call {
 	__u64 sp;		/* at entry (by_sp only) */
 	__u64 ts;
+	__u32 fid;		/* the function, where attach cookies cannot say (-F, legacy) */
+	__u32 pad;
 };
 
 struct stack {
@@ -51,12 +53,81 @@ struct stack {
 	struct call calls[FUNC_MAX_DEPTH];
 };
 
+/*
+ * Each thread's calls, with the thread; before 5.12 (the legacy BPF side)
+ * in a hash by thread id, whose entry goes when the thread is out of every
+ * call. User space sizes the map not used down to nothing.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, struct stack);
 } stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* threads inside a call, not every thread */
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stack);
+} stacks_tid SEC(".maps");
+
+/*
+ * Kernels before 5.15 have no attach cookies: for -F, the legacy BPF side
+ * knows a function by the address its probe fires at, which user space
+ * maps to the function's number here.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u64);
+	__type(value, __u32);
+} fids SEC(".maps");
+
+static __always_inline struct stack *stack_of(bool create)
+{
+#ifdef BPFSCOPE_LEGACY
+	__u32 tid = bpf_get_current_pid_tgid();
+
+	if (create) {
+		static const struct stack zero;
+
+		bpf_map_update_elem(&stacks_tid, &tid, &zero, BPF_NOEXIST);
+	}
+	return bpf_map_lookup_elem(&stacks_tid, &tid);
+#else
+	return bpf_task_storage_get(&stacks, bpf_get_current_task_btf(), 0,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+#endif
+}
+
+/* A thread out of every call: its hash entry goes (task storage stays). */
+static __always_inline void stack_idle(struct stack *s)
+{
+#ifdef BPFSCOPE_LEGACY
+	__u32 tid = bpf_get_current_pid_tgid();
+
+	if (!s->depth && !s->untimed)
+		bpf_map_delete_elem(&stacks_tid, &tid);
+#endif
+}
+
+/* Which function the probe that runs @ctx is on. */
+static __always_inline __u32 fid_of(struct pt_regs *ctx)
+{
+#ifdef BPFSCOPE_LEGACY
+	__u64 ip = PT_REGS_IP(ctx);
+	__u32 *fid;
+
+	if (!per_function)
+		return 0;
+	fid = bpf_map_lookup_elem(&fids, &ip);
+	return fid ? *fid : 0;
+#else
+	return bpf_get_attach_cookie(ctx);
+#endif
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -84,15 +155,14 @@ static __always_inline bool wanted(void)
 	return true;
 }
 
-static __always_inline int entry(__u64 sp)
+static __always_inline int entry(__u64 sp, __u32 fid)
 {
 	struct stack *s;
 	__u32 d;
 
 	if (!wanted())
 		return 0;
-	s = bpf_task_storage_get(&stacks, bpf_get_current_task_btf(), 0,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	s = stack_of(true);
 	if (!s) {
 		__sync_fetch_and_add(&lost_stacks, 1);
 		return 0;
@@ -111,7 +181,7 @@ static __always_inline int entry(__u64 sp)
 	if (d < max_depth && d < FUNC_MAX_DEPTH && !s->untimed) {
 		/* Keep clang from dropping the bound the verifier needs to see. */
 		barrier_var(d);
-		s->calls[d & (FUNC_MAX_DEPTH - 1)] = (struct call){ sp, bpf_ktime_get_ns() };
+		s->calls[d & (FUNC_MAX_DEPTH - 1)] = (struct call){ sp, bpf_ktime_get_ns(), fid };
 		s->depth = d + 1;
 	} else {
 		/* By stack pointer a deeper call's return matches nothing held: no count needed. */
@@ -122,10 +192,10 @@ static __always_inline int entry(__u64 sp)
 	return 0;
 }
 
-/* A call of function @cookie took @delta units. */
-static __always_inline void record(__u64 cookie, __u64 delta)
+/* A call of function @fid took @delta units. */
+static __always_inline void record(__u32 fid, __u64 delta)
 {
-	__u32 key = cookie, zero = 0;
+	__u32 key = fid, zero = 0;
 	struct hist *h;
 
 	if (!per_function) {
@@ -141,11 +211,15 @@ static __always_inline void record(__u64 cookie, __u64 delta)
 		__sync_fetch_and_add(&lost_hists, 1);
 }
 
-static __always_inline int ret(__u64 cookie, __u64 sp)
+/*
+ * A return of function @fid (from its attach cookie; -1: the one its
+ * call was entered as, where there are no cookies).
+ */
+static __always_inline int ret(__s64 fid, __u64 sp)
 {
 	struct stack *s;
 	__u64 start = 0;
-	__u32 d, popped = 0;
+	__u32 d, popped = 0, entered = 0;
 
 	/*
 	 * Only the cheap pid test: a task that left the cgroup mid-call must
@@ -153,7 +227,7 @@ static __always_inline int ret(__u64 cookie, __u64 sp)
 	 */
 	if (target_tgid && (bpf_get_current_pid_tgid() >> 32) != target_tgid)
 		return 0;
-	s = bpf_task_storage_get(&stacks, bpf_get_current_task_btf(), 0, 0);
+	s = stack_of(false);
 	if (!s)
 		return 0;	/* entered before we attached */
 	if (by_sp) {
@@ -172,9 +246,11 @@ static __always_inline int ret(__u64 cookie, __u64 sp)
 			if (c->sp >= sp + RET_SP_SLACK)
 				break;
 			start = c->ts;
+			entered = c->fid;
 			s->depth = d - 1;
 			popped++;
 		}
+		stack_idle(s);
 		if (!popped)
 			return 0;
 		if (popped > 1)
@@ -182,6 +258,7 @@ static __always_inline int ret(__u64 cookie, __u64 sp)
 	} else {
 		if (s->untimed) {
 			s->untimed--;
+			stack_idle(s);
 			return 0;
 		}
 		d = s->depth;
@@ -190,41 +267,58 @@ static __always_inline int ret(__u64 cookie, __u64 sp)
 		d--;
 		s->depth = d;
 		start = s->calls[d & (FUNC_MAX_DEPTH - 1)].ts;
+		entered = s->calls[d & (FUNC_MAX_DEPTH - 1)].fid;
+		stack_idle(s);
 	}
-	record(cookie, (bpf_ktime_get_ns() - start) / unit_ns);
+	record(fid < 0 ? entered : fid, (bpf_ktime_get_ns() - start) / unit_ns);
 	return 0;
 }
 
-/* uprobes and single kprobes: the cookie names the function. */
+/*
+ * uprobes and single kprobes: the cookie names the function; without
+ * cookies, the function's address (at entry: a return's is the caller's).
+ */
 SEC("kprobe")
 int funclatency_entry(struct pt_regs *ctx)
 {
-	return entry(by_sp ? PT_REGS_SP(ctx) : 0);
+#ifdef BPFSCOPE_LEGACY
+	return entry(by_sp ? PT_REGS_SP(ctx) : 0, fid_of(ctx));
+#else
+	return entry(by_sp ? PT_REGS_SP(ctx) : 0, 0);
+#endif
 }
 
 SEC("kretprobe")
 int funclatency_return(struct pt_regs *ctx)
 {
+#ifdef BPFSCOPE_LEGACY
+	return ret(-1, by_sp ? PT_REGS_SP(ctx) : 0);
+#else
 	return ret(bpf_get_attach_cookie(ctx), by_sp ? PT_REGS_SP(ctx) : 0);
+#endif
 }
 
 SEC("kprobe.multi")
 int funclatency_multi_entry(struct pt_regs *ctx)
 {
-	return entry(0);
+	return entry(0, 0);
 }
 
 SEC("kretprobe.multi")
 int funclatency_multi_return(struct pt_regs *ctx)
 {
+#ifdef BPFSCOPE_LEGACY
+	return ret(-1, 0);	/* kprobe.multi came in 5.18: never loaded there */
+#else
 	return ret(bpf_get_attach_cookie(ctx), 0);
+#endif
 }
 
 /* fentry/fexit: one function, so cookie 0. */
 SEC("fentry")
 int BPF_PROG(funclatency_fentry)
 {
-	return entry(0);
+	return entry(0, 0);
 }
 
 SEC("fexit")
@@ -302,7 +396,8 @@ int funclatency_go_return(struct pt_regs *ctx)
 		return 0;	/* entered before we attached */
 	delta = (bpf_ktime_get_ns() - *start) / unit_ns;
 	bpf_map_delete_elem(&go_calls, &c);
-	record(bpf_get_attach_cookie(ctx), delta);
+	/* Without cookies, each return instruction's address is in fids. */
+	record(fid_of(ctx), delta);
 	return 0;
 }
 

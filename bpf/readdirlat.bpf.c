@@ -40,7 +40,10 @@ struct call {
 
 /*
  * The call in flight, kept with the thread itself: cheaper than a hash
- * insert and delete per call, and it goes away with the thread.
+ * insert and delete per call, and it goes away with the thread. Kernels
+ * before 5.12 have no task storage for tracing programs: the legacy BPF
+ * side keeps it in a hash by thread id (user space sizes the map not used
+ * down to nothing).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -48,6 +51,42 @@ struct {
 	__type(key, int);
 	__type(value, struct call);
 } calls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct call);
+} calls_tid SEC(".maps");
+
+/* The current thread's call in flight, made if @create. */
+static __always_inline struct call *call_of(bool create)
+{
+#ifdef BPFSCOPE_LEGACY
+	__u32 tid = bpf_get_current_pid_tgid();
+
+	if (create) {
+		static const struct call zero;
+
+		bpf_map_update_elem(&calls_tid, &tid, &zero, BPF_NOEXIST);
+	}
+	return bpf_map_lookup_elem(&calls_tid, &tid);
+#else
+	return bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+#endif
+}
+
+/* The call has returned: a thread's hash entry goes, task storage stays. */
+static __always_inline void call_done(struct call *c)
+{
+	c->ts = 0;
+#ifdef BPFSCOPE_LEGACY
+	__u32 tid = bpf_get_current_pid_tgid();
+
+	bpf_map_delete_elem(&calls_tid, &tid);
+#endif
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -117,8 +156,7 @@ static __always_inline int on_enter(__u32 fd, __u64 dirent, __u32 count)
 
 	if (!wanted())
 		return 0;
-	c = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	c = call_of(true);
 	if (!c) {
 		__sync_fetch_and_add(&lost_calls, 1);
 		return 0;
@@ -246,6 +284,7 @@ struct {
 	__type(value, struct walk);
 } walks SEC(".maps");
 
+#ifndef BPFSCOPE_LEGACY
 /* d_reclen sits at the same offset in linux_dirent and linux_dirent64. */
 #define RECLEN_OFF 16
 
@@ -285,7 +324,7 @@ static long walk_one(__u32 i, void *ctx)
 /*
  * Entries in what getdents returned: its records, walked by d_reclen. A
  * bpf_loop (5.17+), since a plain loop this long exceeds the verifier's
- * jump history.
+ * jump history; the legacy BPF side counts none, and user space says so.
  */
 static __always_inline __u64 count_entries(__u64 dirent, __s64 bytes)
 {
@@ -305,6 +344,7 @@ static __always_inline __u64 count_entries(__u64 dirent, __s64 bytes)
 		__sync_fetch_and_add(&entries_capped, 1);
 	return w->n;
 }
+#endif
 
 static __always_inline int on_exit(__s64 ret)
 {
@@ -317,7 +357,7 @@ static __always_inline int on_exit(__s64 ret)
 	struct call *c;
 	bool have_dir = false;
 
-	c = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0);
+	c = call_of(false);
 	if (!c || !c->ts)
 		return 0;
 	lat = bpf_ktime_get_ns() - c->ts;
@@ -355,7 +395,9 @@ static __always_inline int on_exit(__s64 ret)
 				__sync_fetch_and_add(&s->errors, 1);
 			else {
 				__sync_fetch_and_add(&s->bytes, ret);
+#ifndef BPFSCOPE_LEGACY
 				__sync_fetch_and_add(&s->entries, count_entries(c->dirent, ret));
+#endif
 			}
 			__sync_fetch_and_add(&s->lat_sum_ns, lat);
 			if (lat > s->lat_max_ns)
@@ -386,7 +428,7 @@ static __always_inline int on_exit(__s64 ret)
 			__sync_fetch_and_add(&lost_events, 1);
 		}
 	}
-	c->ts = 0;
+	call_done(c);
 	return 0;
 }
 
@@ -427,7 +469,7 @@ int BPF_PROG(readdirlat_raw_enter, struct pt_regs *regs, long id)
 SEC("raw_tp/sys_exit")
 int BPF_PROG(readdirlat_raw_exit, struct pt_regs *regs, long ret)
 {
-	struct call *c = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0);
+	struct call *c = call_of(false);
 
 	/* Only calls on_enter() recorded are in flight; the rest leave at once. */
 	if (!c || !c->ts)

@@ -106,12 +106,13 @@ static __always_inline __u64 stack_take(void *ctx, __u64 flags)
  */
 static __always_inline __u64 stack_take_user(void *ctx, const struct proc_key *k)
 {
-	struct stack_trace *t;
-	struct pt_regs *regs;
-	__u32 zero = 0;
-	int n;
-
+#ifndef BPFSCOPE_LEGACY
 	if (unwind_cfi) {
+		struct stack_trace *t;
+		struct pt_regs *regs;
+		__u32 zero = 0;
+		int n;
+
 		t = bpf_map_lookup_elem(&stack_scratch, &zero);
 		if (!t)
 			return STACK_LOST;
@@ -122,6 +123,7 @@ static __always_inline __u64 stack_take_user(void *ctx, const struct proc_key *k
 			n = unwind_by_build_id(ctx, t);
 		return n ? stack_put(t, n) : STACK_NONE;
 	}
+#endif
 	return stack_take(ctx, BPF_F_USER_STACK);
 }
 
@@ -154,7 +156,7 @@ int stack_on_exec(void *ctx)
 {
 	struct proc_key k;
 
-	proc_key_of(bpf_get_current_task_btf(), &k);
+	proc_key_of(current_task(), &k);
 	proc_announce(&k, PROC_EXEC);
 	return 0;
 }

@@ -41,6 +41,17 @@ struct {
 
 struct unwind_counts unwind_counts;
 
+#define UNWIND_BUILD_ID_SLOTS STACK_MAX_DEPTH
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bpf_stack_build_id[UNWIND_BUILD_ID_SLOTS]);
+} unwind_build_id_scratch SEC(".maps");
+
+#ifndef BPFSCOPE_LEGACY
+
 /* Where a walk is: the registers of the frame it is in, and what it found. */
 struct unwind_walk {
 	__u64 ip, sp, fp;
@@ -252,13 +263,24 @@ static __always_inline void unwind_ask(struct unwind_walk *st)
 }
 
 /*
- * The registers a signal frame saved: on x86-64 the kernel's rt_sigframe
- * leaves struct ucontext at the trampoline's stack pointer, its mcontext
- * 40 bytes in (uc_flags, uc_link, uc_stack).
+ * The registers a signal frame saved, from the stack pointer the signal
+ * trampoline runs with. x86-64: the kernel's rt_sigframe leaves struct
+ * ucontext there, its mcontext 40 bytes in (uc_flags, uc_link, uc_stack).
+ * arm64: struct rt_sigframe is siginfo (128 bytes), then ucontext, whose
+ * mcontext (16-byte aligned, 176 bytes in) holds fault_address, regs[31],
+ * sp and pc; the link register is x30.
  */
+#if defined(__TARGET_ARCH_arm64)
+#define SIGFRAME_REGS	(128 + 176 + 8)
+#define SIGFRAME_BP	(SIGFRAME_REGS + 29 * 8)
+#define SIGFRAME_LR	(SIGFRAME_REGS + 30 * 8)
+#define SIGFRAME_SP	(SIGFRAME_REGS + 31 * 8)
+#define SIGFRAME_IP	(SIGFRAME_REGS + 32 * 8)
+#else
 #define SIGFRAME_BP	(40 + 80)
 #define SIGFRAME_SP	(40 + 120)
 #define SIGFRAME_IP	(40 + 128)
+#endif
 
 static long unwind_step(__u32 i, void *arg)
 {
@@ -285,6 +307,19 @@ static long unwind_step(__u32 i, void *arg)
 	/* A return address is the instruction after a call, maybe in the next function. */
 	pc = st->ip - m->bias - (st->exact ? 0 : 1);
 	r = unwind_find_row(m->first, m->n, (__u32)pc);
+#if defined(__TARGET_ARCH_arm64)
+	/*
+	 * The first frame, in a binary with CFI but outside its functions: a
+	 * PLT stub, which has none on arm64 and leaves sp, fp and x30 alone.
+	 */
+	if ((!r || UNWIND_ROW_CFA(r) == UNWIND_NONE) && st->exact && m->n && st->ra &&
+	    st->ra != st->ip) {
+		st->ip = st->ra;
+		st->ra = 0;
+		st->exact = 0;
+		return 0;
+	}
+#endif
 	if (!r || UNWIND_ROW_CFA(r) == UNWIND_NONE)
 		return unwind_fp_step(st);
 	switch (UNWIND_ROW_CFA(r)) {
@@ -300,11 +335,28 @@ static long unwind_step(__u32 i, void *arg)
 	case UNWIND_SIGNAL:
 		if (!unwind_read(&st->fp, st->sp + SIGFRAME_BP) ||
 		    !unwind_read(&ra, st->sp + SIGFRAME_IP) ||
+#if defined(__TARGET_ARCH_arm64)
+		    /* The interrupted code may be a leaf, its return address in x30. */
+		    !unwind_read(&st->ra, st->sp + SIGFRAME_LR) ||
+#endif
 		    !unwind_read(&st->sp, st->sp + SIGFRAME_SP))
 			return unwind_stop(st, UNWIND_MARK_READ);
 		/* The interrupted instruction itself, not a return address. */
 		st->ip = ra;
 		st->exact = 1;
+		return 0;
+	case UNWIND_CFA_SP_RA_LOW:
+		cfa = st->sp + r->cfa_off;
+		if (!r->cfa_off) {
+			ra = st->ra;
+		} else if (!unwind_read(&ra, st->sp) || !unwind_read(&st->fp, st->sp - 8)) {
+			return unwind_stop(st, UNWIND_MARK_READ);
+		}
+		if (!ra || cfa < st->sp)
+			return unwind_stop(st, ra ? UNWIND_MARK_UNSUPPORTED : 0);
+		st->sp = cfa;
+		st->ip = ra;
+		st->exact = 0;
 		return 0;
 	case UNWIND_END:
 		return unwind_stop(st, 0);
@@ -384,17 +436,6 @@ static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_k
 	return st.n;
 }
 
-#endif
-
-#define UNWIND_BUILD_ID_SLOTS STACK_MAX_DEPTH
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct bpf_stack_build_id[UNWIND_BUILD_ID_SLOTS]);
-} unwind_build_id_scratch SEC(".maps");
-
 static long unwind_build_id_frame(__u32 i, void *arg)
 {
 	struct bpf_stack_build_id (*all)[UNWIND_BUILD_ID_SLOTS];
@@ -453,3 +494,25 @@ static __always_inline int unwind_by_build_id(void *ctx, struct stack_trace *t)
 	__sync_fetch_and_add(&unwind_counts.by_build_id, 1);
 	return st.n;
 }
+
+#else /* BPFSCOPE_LEGACY */
+
+/*
+ * Kernels before 5.17 have neither bpf_loop nor bpf_find_vma, and those
+ * before 5.13 refuse a program that holds a callback at all: the legacy
+ * BPF side leaves user stacks to the kernel's frame-pointer walk.
+ */
+static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_key *k,
+				       struct stack_trace *t)
+{
+	return -1;
+}
+
+static __always_inline int unwind_by_build_id(void *ctx, struct stack_trace *t)
+{
+	return 0;
+}
+
+#endif /* BPFSCOPE_LEGACY */
+
+#endif

@@ -15,6 +15,12 @@ enum unwind_cfa {
 	UNWIND_SIGNAL,		/* a signal trampoline: the interrupted registers are in its ucontext */
 	UNWIND_END,		/* the outermost frame: the return address is undefined */
 	UNWIND_UNSUPPORTED,	/* rules the unwinder cannot follow: stop, marked */
+	/*
+	 * arm64 Go frames: CFA = sp + cfa_off, the return address in the
+	 * frame's lowest word (at sp) and the caller's frame pointer just
+	 * below it; cfa_off 0: no frame yet, the return address still in x30.
+	 */
+	UNWIND_CFA_SP_RA_LOW,
 };
 
 /*

@@ -539,6 +539,7 @@ int cfi__build(Elf *elf, Elf *debug, size_t max_rows, struct cfi_table *t)
 struct go_rows {
 	struct cfi_table *t;
 	size_t max;
+	bool arm64;
 };
 
 /*
@@ -552,19 +553,27 @@ static int go_row(void *ctx, uint64_t pc, int32_t sp)
 	struct unwind_row r = sp < 0 ? (struct unwind_row){ .cfa_ra = UNWIND_UNSUPPORTED } :
 				       make_row(UNWIND_CFA_SP, sp + 8, sp >= 8 ? -16 : 0, -8);
 
+	/*
+	 * arm64: the call left the return address in x30; a frame of @sp
+	 * bytes stores it at its lowest word and the frame pointer below.
+	 */
+	if (g->arm64 && sp >= 0)
+		r = sp > INT16_MAX ? (struct unwind_row){ .cfa_ra = UNWIND_UNSUPPORTED } :
+		    (struct unwind_row){ .cfa_off = sp, .cfa_ra = UNWIND_CFA_SP_RA_LOW };
+
 	g->t->unsupported += UNWIND_ROW_CFA(&r) == UNWIND_UNSUPPORTED;
 	return add_row(g->t, g->max, pc, r);
 }
 
 int cfi__build_go(int fd, Elf *elf, size_t max_rows, struct cfi_table *t)
 {
-	struct go_rows g = { t, max_rows };
+	struct go_rows g = { t, max_rows, arch_of(elf) == &aarch64 };
 	struct gopclntab *go;
 	const char *why;
 	int err;
 
 	memset(t, 0, sizeof(*t));
-	if (arch_of(elf) != &x86_64)
+	if (arch_of(elf) != &x86_64 && arch_of(elf) != &aarch64)
 		return -ENOTSUP;
 	err = gopclntab__open(fd, elf, &go, &why);
 	if (err)

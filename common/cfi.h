@@ -30,8 +30,8 @@ int cfi__build(Elf *elf, Elf *debug, size_t max_rows, struct cfi_table *t);
 /*
  * Builds @t for a Go binary (open on @fd), which has no call-frame
  * information, from its pclntab's stack-pointer tables, as Go's own
- * traceback walks: x86-64 only. 0, -ENOENT when it is not Go, -ENOTSUP
- * for another architecture, or negative errno.
+ * traceback walks: x86-64 and arm64. 0, -ENOENT when it is not Go,
+ * -ENOTSUP for another architecture, or negative errno.
  */
 int cfi__build_go(int fd, Elf *elf, size_t max_rows, struct cfi_table *t);
 

@@ -106,6 +106,12 @@ void json__u64(struct json *j, const char *key, uint64_t val)
 	fprintf(j->f, "%" PRIu64, val);
 }
 
+void json__null(struct json *j, const char *key)
+{
+	member(j, key);
+	fputs("null", j->f);
+}
+
 void json__i64(struct json *j, const char *key, int64_t val)
 {
 	member(j, key);

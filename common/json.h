@@ -29,6 +29,7 @@ void json__str(struct json *j, const char *key, const char *val);
 void json__u64(struct json *j, const char *key, uint64_t val);
 void json__i64(struct json *j, const char *key, int64_t val);
 void json__double(struct json *j, const char *key, double val);
+void json__null(struct json *j, const char *key);	/* a value not known */
 void json__bool(struct json *j, const char *key, bool val);
 
 /* Writes @s as a quoted JSON string, escaping what JSON requires. */

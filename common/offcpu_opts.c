@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "offcpu_opts.h"
+#include "probe.h"
 #include "proc.h"
 #include "run.h"
 #include "stackopts.h"
@@ -187,6 +188,23 @@ int offcpu__report_init(struct stackreport *r, const struct cli *cli, struct sym
 			     .time_nanos = (int64_t)time(NULL) * 1000000000 },
 	};
 	return r->stacks ? 0 : -ENOMEM;
+}
+
+void offcpu__thread_maps(struct bpf_map *task_storage, struct bpf_map *by_tid, bool btf)
+{
+	if (btf)
+		bpf_map__set_max_entries(by_tid, 1);
+	else
+		bpf_map__set_autocreate(task_storage, false);
+}
+
+const char *offcpu__method(bool btf)
+{
+	if (btf)
+		return "tp_btf";
+	if (!probe__task_storage())
+		return "raw_tp (no task storage for tracing programs, Linux 5.12)";
+	return "raw_tp (no BTF tracepoints)";
 }
 
 void offcpu__warn_lost(const struct offcpu_losses *lost, const struct stackread *stacks,

@@ -75,6 +75,14 @@ int offcpu__report_init(struct stackreport *r, const struct cli *cli, struct sym
 			int stacks_fd, int totals_fd);
 
 /*
+ * Where the start of each thread's period is kept: with the task (tp_btf
+ * programs, @btf) or in a hash by thread id (raw_tp); the other map is not
+ * created, or made small. What -v says of the choice.
+ */
+void offcpu__thread_maps(struct bpf_map *task_storage, struct bpf_map *by_tid, bool btf);
+const char *offcpu__method(bool btf);
+
+/*
  * Warns at exit of what a run could not count: the BPF side's @lost, the
  * stack traces @stacks had no room for, periods beyond the @totals map.
  * @periods names what was timed, @keys what a totals entry is.

@@ -143,6 +143,27 @@ bool probe__tracepoint(const char *category, const char *name)
 	return access(path, F_OK) == 0;
 }
 
+bool probe__bpf_loop(void)
+{
+	static int state = -1;
+
+	if (state < 0)
+		state = !probe__disabled("bpf_loop") &&
+			libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) == 1;
+	return state;
+}
+
+bool probe__task_storage(void)
+{
+	static int state = -1;
+
+	if (state < 0)
+		state = !probe__disabled("task_storage") &&
+			libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_task_storage_get,
+						NULL) == 1;
+	return state;
+}
+
 bool probe__kallsyms(const char *name)
 {
 	struct ksym_line l;

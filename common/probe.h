@@ -42,6 +42,19 @@ bool probe__tracepoint(const char *category, const char *name);
  */
 const char *probe__tracefs(void);
 
+/*
+ * Has the kernel bpf_loop (5.17), and with it callbacks from BPF programs?
+ * BPFSCOPE_DISABLE=bpf_loop says no.
+ */
+bool probe__bpf_loop(void);
+
+/*
+ * May tracing programs keep state with a task (task storage, Linux 5.12)?
+ * Where not, tools key it by thread id. BPFSCOPE_DISABLE=task_storage
+ * says no.
+ */
+bool probe__task_storage(void);
+
 /* Is @name a function symbol in /proc/kallsyms (a kprobe can attach there)? */
 bool probe__kallsyms(const char *name);
 

@@ -178,6 +178,29 @@ void tool__report_bpf_error(const char *what, int err)
 	pr_err("cannot %s: %s%s", what, strerror(err), hint);
 }
 
+bool tool__legacy_bpf(void)
+{
+	static int legacy = -1;
+
+	if (legacy < 0) {
+		legacy = !probe__bpf_loop();
+		if (legacy)
+			pr_debug("BPF programs for kernels before 5.17 (no bpf_loop)%s",
+				 probe__disabled("bpf_loop") ? ": BPFSCOPE_DISABLE=bpf_loop" : "");
+	}
+	return legacy;
+}
+
+void tool__thread_maps(struct bpf_map *task_storage, struct bpf_map *by_tid, unsigned int threads)
+{
+	if (tool__legacy_bpf()) {
+		bpf_map__set_autocreate(task_storage, false);
+		bpf_map__set_max_entries(by_tid, threads);
+	} else {
+		bpf_map__set_max_entries(by_tid, 1);
+	}
+}
+
 int tool__load(struct bpf_object_skeleton *s)
 {
 	int err;

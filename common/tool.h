@@ -57,6 +57,45 @@ int tool__check_map_memory(const char *option, unsigned long value,
 			   unsigned long long entry_bytes);
 
 struct bpf_object_skeleton;
+struct bpf_map;
+
+/*
+ * Does this kernel need a tool's legacy BPF side (Makefile, LEGACY_TOOLS)?
+ * True before Linux 5.17, which brought bpf_loop: such kernels have no
+ * callbacks, and those before 5.11 no task storage nor BTF task pointers in
+ * tracing programs. -v says so; BPFSCOPE_DISABLE=bpf_loop asks for it.
+ */
+bool tool__legacy_bpf(void);
+
+/*
+ * Opens the skeleton of tool NAME (a struct NAME_bpf), built from its
+ * legacy BPF object where tool__legacy_bpf() says so; its skeleton header
+ * and NAME.legacy.skel.h must both be included. NULL and errno on failure.
+ */
+#define tool__open_skeleton(name)						\
+	({									\
+		struct name##_bpf *obj_ = calloc(1, sizeof(*obj_));		\
+		int err_ = obj_ ? name##_bpf__create_skeleton(obj_) : -ENOMEM;	\
+										\
+		if (!err_ && tool__legacy_bpf())				\
+			obj_->skeleton->data = (void *)name##_legacy_bpf__elf_bytes(	\
+				&obj_->skeleton->data_sz);			\
+		if (!err_)							\
+			err_ = bpf_object__open_skeleton(obj_->skeleton, NULL);	\
+		if (err_) {							\
+			name##_bpf__destroy(obj_);				\
+			obj_ = NULL;						\
+			errno = -err_;						\
+		}								\
+		obj_;								\
+	})
+
+/*
+ * Per-thread state kept in @task_storage, or where the kernel has no task
+ * storage for tracing programs (the legacy BPF side) in @by_tid, a hash
+ * of @threads entries: the map not used is not created, or made small.
+ */
+void tool__thread_maps(struct bpf_map *task_storage, struct bpf_map *by_tid, unsigned int threads);
 
 /*
  * Loads (verifies) and attaches a skeleton's programs, reporting a failure

@@ -64,9 +64,7 @@ enum unwind_method unwind__parse_method(struct argp_state *state, const char *ar
 /* Can this kernel run the walker: bpf_loop (5.17) and bpf_task_pt_regs (5.15)? */
 static bool kernel_can(void)
 {
-	if (probe__disabled("bpf_loop"))
-		return false;
-	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) == 1 &&
+	return probe__bpf_loop() &&
 	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_task_pt_regs, NULL) == 1;
 }
 

@@ -239,6 +239,8 @@ static int configure(struct cachestat_bpf *obj, enum method m, const struct targ
 		pr_debug("counting with the filemap and writeback tracepoints (tp_btf)");
 		return 0;
 	}
+	/* Only the tracepoints keep state with the task: 5.10 could not create the map. */
+	bpf_map__set_autocreate(obj->maps.lookups, false);
 	obj->rodata->added_folio = fn[FN_ADDED]->folio;
 	obj->rodata->added_arg = fn[FN_ADDED]->arg;
 	obj->rodata->dirtied_folio = fn[FN_DIRTIED]->folio;

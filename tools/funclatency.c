@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -16,6 +18,7 @@
 #include "cli.h"
 #include "ksyms.h"
 #include "maps.h"
+#include "procmaps.h"
 #include "probe.h"
 #include "proc.h"
 #include "report.h"
@@ -24,6 +27,7 @@
 #include "uprobes.h"
 #include "funclatency.h"
 #include "funclatency.skel.h"
+#include "funclatency.legacy.h"
 
 #define MAX_PROBES 1000	/* functions one pattern may attach to, as bcc */
 
@@ -257,8 +261,10 @@ static int attach_user(struct target *t)
 	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", t->fd);
 	for (ssize_t i = 0; i < t->nfuncs && !err; i++) {
 		const struct uprobe_func *f = &t->funcs[i];
-		LIBBPF_OPTS(bpf_uprobe_opts, at_entry, .bpf_cookie = i);
-		LIBBPF_OPTS(bpf_uprobe_opts, at_ret, .bpf_cookie = i, .retprobe = !t->go);
+		/* No cookies before 5.15: the legacy BPF side goes by address. */
+		__u64 cookie = tool__legacy_bpf() ? 0 : i;
+		LIBBPF_OPTS(bpf_uprobe_opts, at_entry, .bpf_cookie = cookie);
+		LIBBPF_OPTS(bpf_uprobe_opts, at_ret, .bpf_cookie = cookie, .retprobe = !t->go);
 
 		t->names[t->n++] = strdup(f->name);
 		if (t->go)
@@ -287,6 +293,97 @@ static int attach_user(struct target *t)
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Kernels before 5.15 have no attach cookies, so for -F the legacy BPF
+ * side knows a function by the address its probe fires at: these are the
+ * addresses, each with its function's number. How many there will be,
+ * before load; a user function's addresses are its process's (-p).
+ */
+static size_t fids_needed(const struct target *t)
+{
+	size_t n = 0;
+
+	if (!env.per_function || !tool__legacy_bpf())
+		return 0;
+	if (t->nfuncs <= 0)
+		return 2 * t->n;	/* kernel: the entry and, on x86, one byte in */
+	for (ssize_t i = 0; i < t->nfuncs; i++)
+		n += 1 + (t->go ? t->funcs[i].nrets : 0);
+	return n;
+}
+
+static int put_fid(int fd, __u64 addr, __u32 fid)
+{
+	return bpf_map_update_elem(fd, &addr, &fid, BPF_ANY) ? -errno : 0;
+}
+
+/* Kernel functions' addresses, from kallsyms. */
+static int fill_kernel_fids(const struct target *t, int fd)
+{
+	char line[512], **name;
+	struct ksym_line l;
+	size_t found = 0;
+	FILE *f = fopen("/proc/kallsyms", "re");
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	/* t->names is sorted: each kallsyms line is one bsearch. */
+	while (!err && fgets(line, sizeof(line), f)) {
+		char *key = l.name;
+
+		if (ksyms__parse_line(line, &l) || !ksyms__is_text(l.type))
+			continue;
+		name = bsearch(&key, t->names, t->n, sizeof(*t->names), cmp_str);
+		if (!name)
+			continue;
+		/* An int3 kprobe, or one on ftrace, fires with ip one byte past the entry on x86. */
+		err = put_fid(fd, l.addr, name - t->names);
+#if defined(__x86_64__)
+		if (!err)
+			err = put_fid(fd, l.addr + 1, name - t->names);
+#endif
+		found++;
+	}
+	fclose(f);
+	if (!err && !found)
+		err = -ENOENT;
+	return err;
+}
+
+/* User functions' addresses in process -p: where its maps put their file offsets. */
+static int fill_user_fids(const struct target *t, int fd)
+{
+	char path[64], line[4096];
+	struct maps_entry e;
+	struct stat st;
+	int err = 0;
+	FILE *f;
+
+	if (fstat(t->fd, &st))
+		return -errno;
+	snprintf(path, sizeof(path), "/proc/%d/maps", env.pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (!err && fgets(line, sizeof(line), f)) {
+		if (procmaps__parse_line(line, &e) || !e.exec || e.inode != st.st_ino ||
+		    makedev(e.dev_major, e.dev_minor) != st.st_dev)
+			continue;
+		for (ssize_t i = 0; i < t->nfuncs && !err; i++) {
+			const struct uprobe_func *fn = &t->funcs[i];
+
+			if (fn->offset >= e.pgoff && fn->offset - e.pgoff < e.end - e.start)
+				err = put_fid(fd, e.start + fn->offset - e.pgoff, i);
+			for (size_t k = 0; t->go && k < fn->nrets && !err; k++)
+				if (fn->rets[k] >= e.pgoff && fn->rets[k] - e.pgoff < e.end - e.start)
+					err = put_fid(fd, e.start + fn->rets[k] - e.pgoff, i);
+		}
+	}
+	fclose(f);
+	return err;
 }
 
 /*
@@ -483,8 +580,9 @@ static int attach_kernel(struct target *t)
 		return err;
 	}
 	for (size_t i = 0; i < n && !err; i++) {
-		LIBBPF_OPTS(bpf_kprobe_opts, entry, .bpf_cookie = i);
-		LIBBPF_OPTS(bpf_kprobe_opts, ret, .bpf_cookie = i, .retprobe = true);
+		__u64 cookie = tool__legacy_bpf() ? 0 : i;
+		LIBBPF_OPTS(bpf_kprobe_opts, entry, .bpf_cookie = cookie);
+		LIBBPF_OPTS(bpf_kprobe_opts, ret, .bpf_cookie = cookie, .retprobe = true);
 
 		err = add_link(t, bpf_program__attach_kprobe_opts(obj->progs.funclatency_entry,
 								  t->names[i], &entry));
@@ -563,7 +661,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	t.obj = funclatency_bpf__open();
+	t.obj = tool__open_skeleton(funclatency);
 	if (!t.obj) {
 		tool__report_bpf_error("open BPF object", -errno);
 		return EXIT_RUNTIME;
@@ -588,6 +686,7 @@ int main(int argc, char **argv)
 	}
 	if (!env.per_function)
 		bpf_map__set_max_entries(t.obj->maps.hist_by, 1);
+	tool__thread_maps(t.obj->maps.stacks, t.obj->maps.stacks_tid, 16384);
 
 	/* Which programs load depends on what the pattern needs. */
 	if (lib) {
@@ -613,9 +712,28 @@ int main(int argc, char **argv)
 	bpf_program__set_autoload(t.obj->progs.funclatency_return, !fentry && !multi && !t.go);
 	bpf_program__set_autoload(t.obj->progs.funclatency_go_entry, t.go);
 	bpf_program__set_autoload(t.obj->progs.funclatency_go_return, t.go);
+	if (fids_needed(&t)) {
+		if (lib && !env.pid) {
+			pr_err("-F on user-space functions needs attach cookies (Linux 5.15) unless "
+			       "-p names the process");
+			err = -ENOTSUP;
+			goto out;
+		}
+		bpf_map__set_max_entries(t.obj->maps.fids, fids_needed(&t));
+		pr_debug("-F: functions known by their addresses (no attach cookies before 5.15)");
+	}
 	err = tool__load(t.obj->skeleton);
 	if (err)
 		goto out;
+	if (fids_needed(&t)) {
+		int fd = bpf_map__fd(t.obj->maps.fids);
+
+		err = lib ? fill_user_fids(&t, fd) : fill_kernel_fids(&t, fd);
+		if (err) {
+			pr_err("cannot map -F's functions to their addresses: %s", strerror(-err));
+			goto out;
+		}
+	}
 	if (fentry)
 		err = tool__attach(t.obj->skeleton);
 	else if (lib)

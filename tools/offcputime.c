@@ -23,6 +23,7 @@
 #include "unwinder.h"
 #include "offcputime.h"
 #include "offcputime.skel.h"
+#include "offcputime.legacy.h"
 
 static struct cli cli = {
 	.name = "offcputime",
@@ -61,7 +62,7 @@ static int report(void *ctx, const struct report_info *info)
 
 static void configure(struct offcputime_bpf *obj)
 {
-	bool btf = probe__tp_btf("sched_switch");
+	bool btf = probe__tp_btf("sched_switch") && probe__task_storage();
 
 	obj->rodata->filter = offcpu__filter();
 	obj->rodata->stack_seed = stackread__seed();
@@ -69,9 +70,8 @@ static void configure(struct offcputime_bpf *obj)
 	bpf_map__set_max_entries(obj->maps.totals, offcpu.hash_storage);
 	bpf_program__set_autoload(obj->progs.offcputime_switch, btf);
 	bpf_program__set_autoload(obj->progs.offcputime_raw_switch, !btf);
-	if (btf)
-		bpf_map__set_max_entries(obj->maps.start_tid, 1);
-	pr_debug("attaching to sched_switch with %s", btf ? "tp_btf" : "raw_tp");
+	offcpu__thread_maps(obj->maps.start_task, obj->maps.start_tid, btf);
+	pr_debug("attaching to sched_switch with %s", offcpu__method(btf));
 }
 
 int main(int argc, char **argv)
@@ -87,7 +87,7 @@ int main(int argc, char **argv)
 	if (offcpu__check_target() || offcpu__check_files(sizeof(struct stack_key)))
 		return EXIT_RUNTIME;
 	o.syms = syms__new();
-	o.obj = offcputime_bpf__open();
+	o.obj = tool__open_skeleton(offcputime);
 	if (!o.obj || !o.syms) {
 		tool__report_bpf_error("open BPF object", -errno);
 		syms__free(o.syms);

@@ -23,6 +23,7 @@
 #include "unwinder.h"
 #include "offwaketime.h"
 #include "offwaketime.skel.h"
+#include "offwaketime.legacy.h"
 
 static struct cli cli = {
 	.name = "offwaketime",
@@ -151,7 +152,7 @@ int main(int argc, char **argv)
 	if (offcpu__check_target() || offcpu__check_files(sizeof(struct offwake_key)))
 		return EXIT_RUNTIME;
 	o.syms = syms__new();
-	o.obj = offwaketime_bpf__open();
+	o.obj = tool__open_skeleton(offwaketime);
 	if (!o.obj || !o.syms) {
 		tool__report_bpf_error("open BPF object", -errno);
 		syms__free(o.syms);
@@ -161,7 +162,8 @@ int main(int argc, char **argv)
 		err = -EINVAL;
 		goto out;
 	}
-	btf = probe__tp_btf("sched_switch") && probe__tp_btf("sched_waking");
+	btf = probe__tp_btf("sched_switch") && probe__tp_btf("sched_waking") &&
+	      probe__task_storage();
 	o.obj->rodata->filter = offcpu__filter();
 	o.obj->rodata->stack_seed = stackread__seed();
 	bpf_map__set_max_entries(o.obj->maps.stacks, offcpu.stack_storage);
@@ -170,9 +172,8 @@ int main(int argc, char **argv)
 	bpf_program__set_autoload(o.obj->progs.offwaketime_waking, btf);
 	bpf_program__set_autoload(o.obj->progs.offwaketime_raw_switch, !btf);
 	bpf_program__set_autoload(o.obj->progs.offwaketime_raw_waking, !btf);
-	if (btf)
-		bpf_map__set_max_entries(o.obj->maps.blocked_tid, 1);
-	pr_debug("attaching to sched_switch and sched_waking with %s", btf ? "tp_btf" : "raw_tp");
+	offcpu__thread_maps(o.obj->maps.blocked_task, o.obj->maps.blocked_tid, btf);
+	pr_debug("attaching to sched_switch and sched_waking with %s", offcpu__method(btf));
 
 	ubpf = UNWIND_BPF(o.obj);
 	err = offcpu__unwind_setup(&ubpf);

@@ -24,6 +24,7 @@
 #include "unwinder.h"
 #include "profile.h"
 #include "profile.skel.h"
+#include "profile.legacy.h"
 
 enum { KEY_STACK_STORAGE = CLI_KEY_TOOL, KEY_HASH_STORAGE, KEY_CGROUP, KEY_CYCLES };
 
@@ -244,7 +245,7 @@ int main(int argc, char **argv)
 				   sizeof(struct stack_key) + sizeof(__u64) + STACKREAD_MAP_OVERHEAD))
 		return EXIT_RUNTIME;
 	p.syms = syms__new();
-	p.obj = profile_bpf__open();
+	p.obj = tool__open_skeleton(profile);
 	if (!p.obj || !p.syms) {
 		tool__report_bpf_error("open BPF object", -errno);
 		syms__free(p.syms);

@@ -20,6 +20,7 @@
 #include "tool.h"
 #include "readdirlat.h"
 #include "readdirlat.skel.h"
+#include "readdirlat.legacy.h"
 
 enum { KEY_MIN_US = CLI_KEY_TOOL };
 
@@ -213,7 +214,7 @@ static int report_summary(struct readdirlat_bpf *obj, const struct report_info *
 		const struct rdl_summary *s = &all[i].s;
 		double per_scan = s->scans ? (double)s->calls / s->scans : 0;
 		double avg_us = s->calls ? s->lat_sum_ns / 1000.0 / s->calls : 0;
-		char dir[PATH_MAX], edir[PATH_MAX], ecomm[4 * sizeof(s->comm) + 1];
+		char dir[PATH_MAX], edir[PATH_MAX], ecomm[4 * sizeof(s->comm) + 1], entries[24];
 
 		dir_name(obj, &all[i].key.dir, dir, sizeof(dir));
 		if (cli.json) {
@@ -228,7 +229,10 @@ static int report_summary(struct readdirlat_bpf *obj, const struct report_info *
 			json__double(&j, "calls_per_scan", per_scan);
 			json__u64(&j, "bufsz", s->bufsz);
 			json__u64(&j, "bytes", s->bytes);
-			json__u64(&j, "entries", s->entries);
+			if (tool__legacy_bpf())
+				json__null(&j, "entries");
+			else
+				json__u64(&j, "entries", s->entries);
 			json__u64(&j, "errors", s->errors);
 			json__double(&j, "avg_us", avg_us);
 			json__double(&j, "max_us", s->lat_max_ns / 1000.0);
@@ -237,11 +241,15 @@ static int report_summary(struct readdirlat_bpf *obj, const struct report_info *
 		}
 		escape__format(ecomm, sizeof(ecomm), s->comm, ESCAPE_TEXT);
 		escape__format(edir, sizeof(edir), dir, ESCAPE_TEXT);
-		printf("%-16s %-7u %7llu %6llu %10.2f %6u %10llu %8llu %9.1f %9.1f %s\n",
+		/* Kernels before 5.17 cannot walk the records (no bpf_loop): "-". */
+		if (tool__legacy_bpf())
+			snprintf(entries, sizeof(entries), "-");
+		else
+			snprintf(entries, sizeof(entries), "%llu", (unsigned long long)s->entries);
+		printf("%-16s %-7u %7llu %6llu %10.2f %6u %10llu %8s %9.1f %9.1f %s\n",
 		       ecomm, all[i].key.tgid, (unsigned long long)s->calls,
 		       (unsigned long long)s->scans, per_scan, s->bufsz,
-		       (unsigned long long)s->bytes, (unsigned long long)s->entries, avg_us,
-		       s->lat_max_ns / 1000.0, edir);
+		       (unsigned long long)s->bytes, entries, avg_us, s->lat_max_ns / 1000.0, edir);
 	}
 	free(all);
 	return 0;
@@ -342,6 +350,7 @@ static int configure(struct readdirlat_bpf *obj)
 
 		bpf_program__set_autoload(prog, raw ? !tp : tp && (!old || legacy));
 	}
+	tool__thread_maps(obj->maps.calls, obj->maps.calls_tid, 10240);
 	if (env.group == RDL_GROUP_NONE)
 		bpf_map__set_max_entries(obj->maps.hist_by, 1);
 	/* Names take most of readdirlat's memory: none where nothing shows them. */
@@ -373,7 +382,7 @@ int main(int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 
-	obj = readdirlat_bpf__open();
+	obj = tool__open_skeleton(readdirlat);
 	if (!obj) {
 		tool__report_bpf_error("open BPF object", -errno);
 		return EXIT_RUNTIME;

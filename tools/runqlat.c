@@ -150,7 +150,7 @@ static int report(void *ctx, const struct report_info *info)
 static int configure(struct runqlat_bpf *obj)
 {
 	bool btf = probe__tp_btf("sched_switch") && probe__tp_btf("sched_wakeup") &&
-		   probe__tp_btf("sched_wakeup_new");
+		   probe__tp_btf("sched_wakeup_new") && probe__task_storage();
 	struct bpf_program *prog;
 
 	obj->rodata->group = env.group;
@@ -180,13 +180,17 @@ static int configure(struct runqlat_bpf *obj)
 
 		bpf_program__set_autoload(prog, is_btf == btf);
 	}
-	/* Each path uses one start-time map; shrink the other. */
+	/* Each path uses one start-time map: the other is made small, or not at all. */
 	if (btf)
 		bpf_map__set_max_entries(obj->maps.start_tid, 1);
+	else
+		bpf_map__set_autocreate(obj->maps.start_task, false);
 	if (env.group == GROUP_NONE)
 		bpf_map__set_max_entries(obj->maps.hist_by, 1);
 	pr_debug("attaching to sched_wakeup, sched_wakeup_new and sched_switch with %s",
-		 btf ? "tp_btf" : "raw_tp (no BTF tracepoints in this kernel)");
+		 btf ? "tp_btf" : !probe__task_storage() ?
+		 "raw_tp (no task storage for tracing programs, Linux 5.12)" :
+		 "raw_tp (no BTF tracepoints in this kernel)");
 	return 0;
 }
 

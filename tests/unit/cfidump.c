@@ -16,7 +16,7 @@
 #include "elffile.h"
 
 static const char *const kinds[] = {
-	"none", "cfa-sp", "cfa-fp", "plt", "signal", "end", "unsupported",
+	"none", "cfa-sp", "cfa-fp", "plt", "signal", "end", "unsupported", "cfa-sp-ra-low",
 };
 
 static double now(void)
@@ -29,7 +29,7 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-	size_t count[7] = {};
+	size_t count[sizeof(kinds) / sizeof(kinds[0])] = {};
 	struct cfi_table t;
 	double t0 = now();
 	int fd, err;
@@ -50,7 +50,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < t.n; i++)
 		count[UNWIND_ROW_CFA(&t.rows[i])]++;
 	printf("%zu rows, %zu functions, %.1f ms:", t.n, t.fdes, (now() - t0) * 1000);
-	for (int k = 0; k < 7; k++)
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
 		printf(" %s %zu", kinds[k], count[k]);
 	printf("\n");
 	for (int a = 2; a < argc; a++) {

@@ -30,7 +30,7 @@ fl_leftover() { vm_leftover funclatency; }
 # this kernel lacks what METHOD needs.
 fl_lacking() {
 	[ "$fl_rc" = 1 ] && grep -qE '^funclatency: kernel (refuses fentry|has no kprobe)' "$fl_err" || return 1
-	result funclatency "$1" n/a "$(head -n 1 "$fl_err")"
+	result funclatency "$1" n/a "$(grep -E '^funclatency: kernel (refuses fentry|has no kprobe)' "$fl_err" | head -n 1)"
 }
 
 # fl_check_sleep METHOD ARGS...: do_nanosleep, 50 calls, timed as 1 and 10 ms.

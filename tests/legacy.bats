@@ -1,0 +1,122 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# What the tools do on kernels before 5.17, here on this one: with
+# BPFSCOPE_DISABLE=bpf_loop,task_storage they take the paths Linux 5.10
+# leaves them (the legacy BPF objects: no callbacks, threads' state in hashes
+# by thread id, functions known by address instead of attach cookies), say
+# so with -v, and count what the newer paths count. make check-vm runs the
+# same tools on a real 5.10.
+
+load helpers
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	export BPFSCOPE_DISABLE=bpf_loop,task_storage
+}
+
+teardown() {
+	stop_bg ${TPID:-} ${WPID:-}
+	for t in profile offcputime offwaketime readdirlat funclatency runqlat cachestat; do
+		assert_nothing_loaded "$t"
+	done
+}
+
+# gated WORKLOAD ARGS...: starts a workload that waits for SIGUSR1; sets WPID.
+gated() {
+	"$@" > "$T/work" &
+	WPID=$!
+	wait_for_line "$T/work" '^pid '
+}
+
+# traced TOOL ARGS...: TOOL ARGS ("@PID": the workload's) in the background
+# until the gated workload has run, then Ctrl-C; output in $T/out, $T/err.
+traced() {
+	local tool=$1
+	shift
+	"$BIN/$tool" -v "${@/#@PID/$WPID}" > "$T/out" 2> "$T/err" &
+	TPID=$!
+	wait_for_line "$T/out" Tracing 10 2>/dev/null || wait_for_line "$T/err" Tracing 10
+	kill -USR1 "$WPID"
+	wait "$WPID"
+	WPID=
+	kill -INT "$TPID"
+	wait "$TPID"
+	TPID=
+}
+
+@test "legacy: profile, offcputime and offwaketime walk by frame pointers, off their legacy objects" {
+	require_bpf
+	"$WL/spin" 4 > "$T/spin" &
+	WPID=$!
+	wait_for_line "$T/spin" '^pid '
+	run "$BIN/profile" -v -p "$WPID" -F 99 -f 2
+	assert_success
+	assert_line --partial "profile: BPF programs for kernels before 5.17 (no bpf_loop)"
+	assert_line --partial "user stacks: frame pointers (this kernel has no bpf_loop, Linux 5.17)"
+	assert_line --regexp '^spin;.*;main;spin_heavy(;.*)? [0-9]+$'
+	stop_bg "$WPID"
+
+	gated "$WL/offcpu" sleep 10 20
+	traced offcputime -f -p @PID
+	grep -q 'offcputime: BPF programs for kernels before 5.17' "$T/err"
+	grep -q 'sched_switch with raw_tp (no task storage for tracing programs, Linux 5.12)' "$T/err"
+	us=$(awk '/;offcpu_sleeper;.*do_nanosleep/ { n += $NF } END { print n + 0 }' "$T/out")
+	short=$(( $(unseen_returns "$T/err") * 20000 ))
+	echo "offcpu_sleeper: $us us of 200000, $short dropped"
+	[ "$us" -ge $((196000 - short)) ] && [ "$us" -le 320000 ]
+
+	gated "$WL/offcpu" pipe 10 20
+	traced offwaketime -f -p @PID
+	grep -q 'sched_waking with raw_tp (no task storage' "$T/err"
+	grep -qE ';offcpu_reader;.*--;.*offcpu_waker;' "$T/out"
+}
+
+@test "legacy: readdirlat times calls through a hash by thread, and says it counts no entries" {
+	require_bpf
+	"$BIN/readdirlat" -v -S -c lsdir > "$T/out" 2> "$T/err" &
+	TPID=$!
+	wait_for_line "$T/out" Tracing
+	set -- $("$WL/lsdir" /proc 8192 3)
+	kill -INT "$TPID"
+	wait "$TPID"
+	TPID=
+	grep -q 'readdirlat: BPF programs for kernels before 5.17' "$T/err"
+	# COMM PID CALLS SCANS CALLS/SCAN BUFSZ BYTES ENTRIES AVG MAX DIR
+	run awk -v p="$2" '$2 == p { print $3, $4, $6, $7, $8, $11 }' "$T/out"
+	assert_output "$4 3 8192 $8 - /proc"
+	run "$BIN/readdirlat" --json -S -c lsdir 1 1
+	assert_success
+}
+
+@test "legacy: funclatency -F knows functions by address where there are no attach cookies" {
+	require_bpf
+	F=$WL/funcs
+	gated "$F"
+	traced funclatency -F -p @PID "$F:*_func"
+	grep -q 'functions known by their addresses (no attach cookies before 5.15)' "$T/err"
+	# slow_func: 20 calls of 10 ms; fast_func: 1000 at once.
+	awk '/^Function = / { f = $3 } /^avg = / { print f, $NF }' "$T/out" > "$T/counts"
+	run cat "$T/counts"
+	assert_line "slow_func 20"
+	assert_line "fast_func 1000"
+	# System-wide, a user function's address differs by process: said, exit 1.
+	run "$BIN/funclatency" -F "$F:*_func"
+	assert_failure 1
+	assert_output --partial "-F on user-space functions needs attach cookies (Linux 5.15) unless -p names the process"
+	# Without -F nothing needs the address: recursion timed by the thread's hash.
+	gated "$F"
+	traced funclatency -u -p @PID "$F:recurse"
+	[ "$(hist_total "$T/out")" -eq 50 ]
+}
+
+@test "legacy: runqlat keeps wakeups in a hash by thread id where tracing programs have no task storage" {
+	require_bpf
+	gated "$WL/runq_contend" -g -n 30 -s 2
+	traced runqlat -L -p @PID
+	grep -q 'raw_tp (no task storage for tracing programs, Linux 5.12)' "$T/err"
+	sleeper=$(awk '/^sleeper/ { print $2 }' "$T/work")
+	n=$(awk -v t="$sleeper" '/^tid = / { on = ($3 == t) } on && / -> .* : [0-9]+ +\|/ { n += $5 } END { print n + 0 }' "$T/out")
+	short=$(( $(unseen_returns "$T/err") ))
+	echo "sleeper: $n wakeups of 31, $short dropped"
+	[ "$n" -ge $((31 - short)) ] && [ "$n" -le 35 ]
+}
