@@ -363,16 +363,21 @@ static long unwind_step(__u32 i, void *arg)
 	default:
 		return unwind_stop(st, UNWIND_MARK_UNSUPPORTED);
 	}
-	/* The caller's frame is above this one, or the table is not this code's. */
-	if (cfa <= st->sp)
+	/*
+	 * The caller's frame is above this one, or the table is not this
+	 * code's; level with it only where the return address is still in
+	 * the link register (an arm64 function that has not saved it yet).
+	 */
+	if (cfa < st->sp || (cfa == st->sp && UNWIND_ROW_RA_SLOT(r)))
 		return unwind_stop(st, UNWIND_MARK_UNSUPPORTED);
-	if (r->cfa_ra >> 4) {
+	if (UNWIND_ROW_RA_SLOT(r)) {
 		if (!unwind_read(&ra, cfa + UNWIND_ROW_RA_OFF(r)))
 			return unwind_stop(st, UNWIND_MARK_READ);
 	} else {
-		ra = st->ra;	/* still in the link register */
+		ra = st->ra;	/* still in the link register, once */
+		st->ra = 0;
 	}
-	if (r->fp_slot && !unwind_read(&st->fp, cfa + UNWIND_ROW_FP_OFF(r)))
+	if (UNWIND_ROW_FP_SAVED(r) && !unwind_read(&st->fp, cfa + UNWIND_ROW_FP_OFF(r)))
 		return unwind_stop(st, UNWIND_MARK_READ);
 	if (!ra)
 		return unwind_stop(st, 0);

@@ -39,9 +39,33 @@ struct unwind_row {
 	__u8 cfa_ra;		/* enum unwind_cfa in the low nibble, the RA slot in the high */
 };
 
+/*
+ * Return addresses saved further than 13 slots below the CFA, as arm64
+ * keeps them: RA slot 15, just above the saved frame pointer, however far
+ * down (the frame record, x29 and x30, stored at the bottom of a frame by
+ * stp x29, x30, [sp, #-N]!); RA slot 14, in the slot fp_slot names, the
+ * frame pointer not saved (code built without frame pointers saves x30
+ * alone, anywhere in its frame).
+ */
+#define UNWIND_RA_BESIDE_FP	15
+#define UNWIND_RA_AT_FP_SLOT	14
+
+/*
+ * fp_slot's least value says "at the bottom of the frame" (CFA - cfa_off,
+ * the stack pointer itself, as CFA_SP rows have it), where a big arm64
+ * frame keeps its frame record, further down than 127 slots reach.
+ */
+#define UNWIND_FP_AT_BOTTOM	(-128)
+
 #define UNWIND_ROW_CFA(r)	((r)->cfa_ra & 15)
-#define UNWIND_ROW_RA_OFF(r)	(-8 * (__s64)((r)->cfa_ra >> 4))
-#define UNWIND_ROW_FP_OFF(r)	(8 * (__s64)(r)->fp_slot)
+#define UNWIND_ROW_RA_SLOT(r)	((r)->cfa_ra >> 4)
+#define UNWIND_ROW_FP_SAVED(r)	((r)->fp_slot && UNWIND_ROW_RA_SLOT(r) != UNWIND_RA_AT_FP_SLOT)
+#define UNWIND_ROW_FP_OFF(r)	((r)->fp_slot == UNWIND_FP_AT_BOTTOM ? -(__s64)(r)->cfa_off :	\
+				 8 * (__s64)(r)->fp_slot)
+#define UNWIND_ROW_RA_OFF(r)	(UNWIND_ROW_RA_SLOT(r) == UNWIND_RA_BESIDE_FP ?	\
+				 UNWIND_ROW_FP_OFF(r) + 8 :			\
+				 UNWIND_ROW_RA_SLOT(r) == UNWIND_RA_AT_FP_SLOT ?	\
+				 UNWIND_ROW_FP_OFF(r) : -8 * (__s64)UNWIND_ROW_RA_SLOT(r))
 
 /*
  * An executable mapping of a process: run-time [start, end); the rows of

@@ -369,14 +369,33 @@ static enum reg_rule reg_rule(Dwarf_Frame *f, int regno, int64_t *off)
 static struct unwind_row make_row(enum unwind_cfa cfa, int64_t cfa_off, int64_t fp_off,
 				  int64_t ra_off)
 {
+	int64_t ra_slot = -ra_off / 8;
+
+	/* Further down than the slot's 4 bits reach (arm64): beside fp, or in fp's field. */
+	if (ra_slot >= UNWIND_RA_AT_FP_SLOT) {
+		if (fp_off && ra_off == fp_off + 8) {
+			ra_slot = UNWIND_RA_BESIDE_FP;
+		} else if (!fp_off) {
+			ra_slot = UNWIND_RA_AT_FP_SLOT;
+			fp_off = ra_off;
+		} else {
+			ra_slot = -1;
+		}
+	}
 	/* What does not fit the row's fields, the unwinder cannot follow. */
-	if (cfa_off < INT16_MIN || cfa_off > INT16_MAX || fp_off % 8 || fp_off / 8 < INT8_MIN ||
-	    fp_off / 8 > INT8_MAX || ra_off > 0 || ra_off % 8 || -ra_off / 8 > 15)
+	if (cfa_off < INT16_MIN || cfa_off > INT16_MAX || fp_off % 8 || ra_off > 0 ||
+	    ra_off % 8 || ra_slot < 0)
 		return (struct unwind_row){ .cfa_ra = UNWIND_UNSUPPORTED };
+	/* A frame record further down than the slot reaches, at the stack pointer. */
+	if (fp_off / 8 <= UNWIND_FP_AT_BOTTOM || fp_off / 8 > INT8_MAX) {
+		if (cfa != UNWIND_CFA_SP || fp_off != -cfa_off)
+			return (struct unwind_row){ .cfa_ra = UNWIND_UNSUPPORTED };
+		fp_off = 8 * UNWIND_FP_AT_BOTTOM;
+	}
 	return (struct unwind_row){
 		.cfa_off = cfa_off,
 		.fp_slot = fp_off / 8,
-		.cfa_ra = cfa | (-ra_off / 8) << 4,
+		.cfa_ra = cfa | ra_slot << 4,
 	};
 }
 

@@ -60,12 +60,25 @@ ssize_t goprobe__returns(int fd, unsigned int machine, uint64_t off, uint64_t si
 	left = size;
 	at = off;
 	/*
-	 * Instruction by instruction from the entry: Go puts no data in its
-	 * code; what is left after the last instruction is padding.
+	 * Instruction by instruction from the entry. x86-64: Go puts no data
+	 * in its code, and what is left after the last instruction is
+	 * padding. arm64: instructions are words, so a word that does not
+	 * decode (a constant of the literal pool Go puts after a function's
+	 * code, padding) is stepped over without losing the next one.
 	 */
-	while (insn && cs_disasm_iter(cs, &code, &left, &at, insn)) {
+	for (;;) {
 		uint64_t *t;
 
+		if (!insn)
+			break;
+		if (!cs_disasm_iter(cs, &code, &left, &at, insn)) {
+			if (machine != EM_AARCH64 || left < 4)
+				break;
+			code += 4;
+			left -= 4;
+			at += 4;
+			continue;
+		}
 		if (insn->id != ret_id)
 			continue;
 		t = realloc(v, (n + 1) * sizeof(*v));

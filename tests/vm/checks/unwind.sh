@@ -24,12 +24,15 @@ uw_verdict() {
 	fi
 }
 
-"$WL/nofp" spin 4 > "$SCRATCH/uw.work" &
+# Spinning long enough for the slowest guest (arm64 under emulation) to
+# build the tables before sampling: stopped once profile is done.
+"$WL/nofp" spin 20 > "$SCRATCH/uw.work" &
 wpid=$!
 vm_wait "$SCRATCH/uw.work" '^pid ' $wpid
 "$BIN/profile" -v -f -F 99 -p $wpid 2 > "$SCRATCH/uw.out" 2> "$SCRATCH/uw.err"
 rc=$?
-wait $wpid
+kill $wpid 2> /dev/null
+wait $wpid 2> /dev/null
 # A kernel before 5.17 (no bpf_loop) walks by frame pointers only, which
 # -O2 code has not: every cell is n/a there, with the tool's reason.
 if grep -q 'user stacks: frame pointers (this kernel has no' "$SCRATCH/uw.err"; then
@@ -79,12 +82,13 @@ else
 fi
 
 # Inlined calls, from the static binary's DWARF.
-"$WL/nofp" inline 4 > "$SCRATCH/uw.work" &
+"$WL/nofp" inline 20 > "$SCRATCH/uw.work" &
 wpid=$!
 vm_wait "$SCRATCH/uw.work" '^pid ' $wpid
 "$BIN/profile" -f -F 99 -p $wpid 2 > "$SCRATCH/uw.out" 2> "$SCRATCH/uw.err"
 rc=$?
-wait $wpid
+kill $wpid 2> /dev/null
+wait $wpid 2> /dev/null
 set -- $(awk '/;nofp_inline_host(;| )/ { all += $NF; if ($0 ~ /;nofp_inline_host;nofp_inl_a_\[i\];nofp_inl_b_\[i\](;| )/) whole += $NF }
 	END { print whole + 0, all + 0 }' "$SCRATCH/uw.out")
 uw_verdict inlined "$1" "$2" "rc=$rc $(tail -n 2 "$SCRATCH/uw.err") $(head -c 400 "$SCRATCH/uw.out")" profile
