@@ -56,7 +56,7 @@ const struct btf *probe__vmlinux_btf(void)
 {
 	if (!tried) {
 		tried = true;
-		btf = btf__load_vmlinux_btf();
+		btf = probe__disabled("btf") ? NULL : btf__load_vmlinux_btf();
 		if (!btf) {
 			btf = NULL;
 			pr_debug("kernel has no BTF (/sys/kernel/btf/vmlinux)");

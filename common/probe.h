@@ -61,7 +61,7 @@ bool probe__kallsyms(const char *name);
 /* Is @name disabled through BPFSCOPE_DISABLE? */
 bool probe__disabled(const char *name);
 
-/* The running kernel's BTF, loaded once; NULL if it has none. */
+/* The running kernel's BTF, loaded once; NULL if it has none (or BPFSCOPE_DISABLE=btf). */
 const struct btf *probe__vmlinux_btf(void);
 
 /*

@@ -91,7 +91,7 @@ static bool has_cap(const struct __user_cap_data_struct *d, int cap)
 	return d[cap / 32].effective & (1U << (cap % 32));
 }
 
-int tool__check_privileges(void)
+static int check_privileges(void)
 {
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
@@ -104,6 +104,33 @@ int tool__check_privileges(void)
 		return 0;
 	pr_err("need root (or CAP_BPF and CAP_PERFMON); try sudo");
 	return -EPERM;
+}
+
+/*
+ * What no tool can do without, said before libbpf fails on it with an errno
+ * that names neither: the kernel's BTF (every program is CO-RE) and BPF ring
+ * buffers. Linux 5.10, the oldest kernel checked (make check-vm), has both.
+ */
+static int check_kernel(void)
+{
+	if (!probe__vmlinux_btf()) {
+		pr_err("this kernel has no BTF (/sys/kernel/btf/vmlinux; CONFIG_DEBUG_INFO_BTF): "
+		       "bpfscope needs Linux 5.10 or later built with it");
+		return -EOPNOTSUPP;
+	}
+	if (probe__disabled("ringbuf") || libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) <= 0) {
+		pr_err("this kernel has no BPF ring buffer (Linux 5.8): bpfscope needs Linux 5.10 "
+		       "or later");
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+int tool__check_host(void)
+{
+	int err = check_privileges();
+
+	return err ?: check_kernel();
 }
 
 void tool__warn_ignored_n(const char *why, const char *const opts[], size_t n)

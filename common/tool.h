@@ -37,9 +37,11 @@ void tool__warn_ignored_n(const char *why, const char *const opts[], size_t n);
 
 /*
  * 0 when the process may load and attach tracing programs (root, or
- * CAP_BPF and CAP_PERFMON), else -EPERM after printing what to do.
+ * CAP_BPF and CAP_PERFMON) and the kernel has what every tool needs (BTF,
+ * ring buffers; BPFSCOPE_DISABLE=btf or ringbuf says it has not); else
+ * -EPERM or -EOPNOTSUPP after printing what to do.
  */
-int tool__check_privileges(void);
+int tool__check_host(void);
 
 /*
  * Reports a failed libbpf call @what (e.g. "load BPF programs") with the

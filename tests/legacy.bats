@@ -120,3 +120,17 @@ traced() {
 	echo "sleeper: $n wakeups of 31, $short dropped"
 	[ "$n" -ge $((31 - short)) ] && [ "$n" -le 35 ]
 }
+
+@test "legacy: a kernel without BTF or ring buffers is named as the reason, exit 1, for every tool" {
+	require_bpf
+	for t in runqlat biolatency cachestat profile offcputime offwaketime funclatency readdirlat; do
+		args=(1)
+		[ "$t" = funclatency ] && args=(-d 1 vfs_read)
+		BPFSCOPE_DISABLE=btf run "$BIN/$t" "${args[@]}"
+		assert_failure 1
+		assert_output "$t: this kernel has no BTF (/sys/kernel/btf/vmlinux; CONFIG_DEBUG_INFO_BTF): bpfscope needs Linux 5.10 or later built with it"
+		BPFSCOPE_DISABLE=ringbuf run "$BIN/$t" "${args[@]}"
+		assert_failure 1
+		assert_output "$t: this kernel has no BPF ring buffer (Linux 5.8): bpfscope needs Linux 5.10 or later"
+	done
+}

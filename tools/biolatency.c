@@ -387,7 +387,7 @@ int main(int argc, char **argv)
 	int err;
 
 	cli__parse(&cli, argc, argv);
-	if (tool__check_privileges())
+	if (tool__check_host())
 		return EXIT_RUNTIME;
 
 	obj = biolatency_bpf__open();

@@ -161,7 +161,7 @@ static enum method choose(const struct target *fn[NR_FN])
 	case METHOD_TRACEPOINT:
 		if (have_tracepoints())
 			return METHOD_TRACEPOINT;
-		pr_err("kernel has no filemap tracepoints (mm_filemap_get_pages and others, Linux 6.9+); "
+		pr_err("kernel has no filemap tracepoints (mm_filemap_get_pages and others, Linux 6.11+); "
 		       "try --method fentry or --method kprobe");
 		return METHOD_AUTO;
 	case METHOD_FENTRY:
@@ -525,7 +525,7 @@ int main(int argc, char **argv)
 				   env.top_set ? "--top" : NULL);
 	if (!cli.interval)
 		cli.interval = 1;	/* bcc prints every second by default */
-	if (tool__check_privileges())
+	if (tool__check_host())
 		return EXIT_RUNTIME;
 	if (env.pid && !proc__exists(env.pid)) {
 		pr_err("pid %d: no such process", env.pid);

@@ -643,7 +643,7 @@ int main(int argc, char **argv)
 	int err;
 
 	cli__parse(&cli, argc, argv);
-	if (tool__check_privileges())
+	if (tool__check_host())
 		return EXIT_RUNTIME;
 	if (env.pid && !proc__exists(env.pid)) {
 		pr_err("pid %d: no such process", env.pid);

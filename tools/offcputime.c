@@ -82,7 +82,7 @@ int main(int argc, char **argv)
 	int err;
 
 	cli__parse(&cli, argc, argv);
-	if (tool__check_privileges())
+	if (tool__check_host())
 		return EXIT_RUNTIME;
 	if (offcpu__check_target() || offcpu__check_files(sizeof(struct stack_key)))
 		return EXIT_RUNTIME;
