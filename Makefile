@@ -73,6 +73,18 @@ LDLIBS    += -ldl
 DEPS_GROUPS := build $(if $(CROSS),cross)
 endif
 
+# --prometheus serves with libmicrohttpd: Debian's, or for static and cross
+# builds its source built without TLS (scripts/microhttpd: GnuTLS does not
+# link statically).
+ifneq ($(filter 1,$(STATIC))$(CROSS),)
+MHD_DIR   := build/cache/microhttpd-$(ARCH)
+MHD_LIB   := $(MHD_DIR)/lib/libmicrohttpd.a
+CFLAGS    += -isystem $(MHD_DIR)/include
+LDLIBS    := $(MHD_LIB) $(LDLIBS)
+else
+LDLIBS    += -lmicrohttpd
+endif
+
 ifeq ($(V),1)
 Q :=
 msg :=
@@ -129,7 +141,7 @@ $(OUTPUT)/skel/%.legacy.h: $(OUTPUT)/obj/bpf/%.legacy.bpf.o $(OUTPUT)/skel/%.ske
 
 $(foreach t,$(LEGACY_TOOLS),$(eval $(OUTPUT)/obj/tools/$(t).o: $(OUTPUT)/skel/$(t).legacy.h))
 
-$(OUTPUT)/obj/common/%.o: common/%.c $(wildcard common/*.h) $(wildcard bpf/*.h) | $(OUTPUT)/obj/common $(SYSROOT_DONE)
+$(OUTPUT)/obj/common/%.o: common/%.c $(wildcard common/*.h) $(wildcard bpf/*.h) | $(OUTPUT)/obj/common $(SYSROOT_DONE) $(MHD_LIB)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
@@ -147,6 +159,12 @@ $(OUTPUT)/bin/%: $(OUTPUT)/obj/tools/%.o $(OUTPUT)/libcommon.a | $(OUTPUT)/bin
 
 $(OUTPUT)/obj/bpf $(OUTPUT)/skel $(OUTPUT)/obj/common $(OUTPUT)/obj/tools $(OUTPUT)/bin:
 	$(Q)mkdir -p $@
+
+ifneq ($(MHD_LIB),)
+$(MHD_LIB):
+	$(call msg,MHD,$(MHD_DIR))
+	$(Q)scripts/microhttpd $(CC) $(MHD_DIR)
+endif
 
 ifneq ($(CROSS),)
 $(SYSROOT_DONE):

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "prom.h"
 #include "run.h"
 #include "tool.h"
 
@@ -14,6 +15,8 @@ enum {
 	KEY_JSON = 0x0f00,
 	KEY_PERCENTILES,
 	KEY_COMPLETE,
+	KEY_PROMETHEUS,
+	KEY_PROMETHEUS_SERIES,
 };
 
 static struct cli *cli;
@@ -146,6 +149,15 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	case KEY_PERCENTILES:
 		cli->percentiles = true;
 		break;
+	case KEY_PROMETHEUS:
+		if (!*arg)
+			argp_error(state, "--prometheus needs [ADDR:]PORT, e.g. 9100");
+		cli->prometheus = arg;
+		break;
+	case KEY_PROMETHEUS_SERIES:
+		cli->prometheus_series = cli__parse_ulong(state, "--prometheus-series", arg, 1,
+							  100000);
+		break;
 	case KEY_COMPLETE:
 		print_options(whole);
 		printf("--help\n-h\n--usage\n--version\n-V\n");
@@ -175,7 +187,7 @@ int cli__parse(struct cli *c, int argc, char **argv)
 {
 	static char version[128];
 	static char doc[4096];
-	struct argp_option common[9] = {};
+	struct argp_option common[12] = {};
 	int n = 0;
 
 	cli = c;
@@ -194,6 +206,14 @@ int cli__parse(struct cli *c, int argc, char **argv)
 	if (c->flags & CLI_PERCENTILES)
 		common[n++] = (struct argp_option){ "percentiles", KEY_PERCENTILES, NULL, 0,
 			"Add p50/p90/p99/max lines, estimated from the histogram buckets", -1 };
+	if (c->flags & CLI_PROMETHEUS) {
+		common[n++] = (struct argp_option){ "prometheus", KEY_PROMETHEUS, "[ADDR:]PORT", 0,
+			"Keep running and serve what was counted since start at /metrics, for "
+			"Prometheus (ADDR: 127.0.0.1 unless given)", -1 };
+		common[n++] = (struct argp_option){ "prometheus-series", KEY_PROMETHEUS_SERIES, "N", 0,
+			"Label sets each metric keeps apart; later ones are added up in an [other] "
+			"series (default 200)", -1 };
+	}
 	common[n++] = (struct argp_option){ NULL, 'h', NULL, OPTION_HIDDEN, "Show this help", -1 };
 	common[n++] = (struct argp_option){ "complete", KEY_COMPLETE, NULL, OPTION_HIDDEN,
 		"List every option, for bash completion", -1 };
@@ -225,5 +245,15 @@ int cli__parse(struct cli *c, int argc, char **argv)
 	 */
 	if (argc > 0)
 		argv[0] = (char *)c->name;
-	return argp_parse(&argp, argc, argv, 0, NULL, c);
+	c->prometheus_series = PROM_SERIES_DEFAULT;
+	argp_parse(&argp, argc, argv, 0, NULL, c);
+	if (c->prometheus) {
+		tool__warn_ignored("--prometheus serves all that was counted since start",
+				   c->json ? "--json" : NULL, c->timestamp ? "-T" : NULL,
+				   c->percentiles ? "--percentiles" : NULL,
+				   c->interval ? "the interval" : NULL, c->count ? "the count" : NULL);
+		c->json = c->timestamp = c->percentiles = false;
+		c->interval = c->count = 0;
+	}
+	return 0;
 }

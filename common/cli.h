@@ -18,6 +18,7 @@ enum cli_positional {
 enum cli_flags {
 	CLI_TIMESTAMP	= 1 << 0,	/* -T */
 	CLI_PERCENTILES	= 1 << 1,	/* --percentiles */
+	CLI_PROMETHEUS	= 1 << 2,	/* --prometheus, --prometheus-series */
 };
 
 /* Keys of long-only options start here, above every printable letter. */
@@ -43,6 +44,8 @@ struct cli {
 	unsigned int interval;		/* seconds; 0: report once, at the end */
 	unsigned int count;		/* reports; 0: until interrupted */
 	unsigned int duration;		/* seconds; 0: until interrupted */
+	const char *prometheus;		/* [ADDR:]PORT to serve /metrics on, or NULL */
+	unsigned int prometheus_series;	/* label sets per metric */
 };
 
 /*

@@ -6,12 +6,13 @@
 #include "escape.h"
 #include "histogram.h"
 #include "json.h"
+#include "prom.h"
 #include "report.h"
 #include "run.h"
 
 void report__begin(const struct cli *cli, time_t when)
 {
-	if (cli->json)
+	if (cli->json || prom__active())
 		return;
 	putchar('\n');
 	if (cli->timestamp) {
@@ -25,6 +26,10 @@ void report__hist(const struct hist_report *r, const struct hist *h, const char 
 {
 	const struct cli *cli = r->cli;
 
+	if (prom__active()) {
+		prom__add_hist(r->metric, r->help, labels, nlabels, h, r->unit);
+		return;
+	}
 	if (cli->json) {
 		struct json j;
 

@@ -21,19 +21,23 @@ struct hist_report {
 	time_t when;
 	const char *unit;	/* "usecs", "msecs", "nsecs" */
 	bool summary;		/* bcc's "avg = ..., total: ..., count: ..." line (-e) */
+	/* --prometheus: the histogram bpfscope_TOOL_@metric and what it measures, how. */
+	const char *metric;	/* "wait_seconds" */
+	const char *help;
 };
 
 /*
  * Prints @h: in text, "\n" and @title (e.g. "disk = vda") when given, the
  * log2 histogram, then the summary and percentiles when asked; with --json,
  * one line holding the labels, "time" (with -T), the buckets and totals.
+ * With --prometheus, adds it to the exposition's series instead.
  */
 void report__hist(const struct hist_report *r, const struct hist *h, const char *title,
 		  const struct label *labels, int nlabels);
 
 /*
  * What starts a text report: the blank line bcc prints and, with -T,
- * the time. Nothing in JSON mode.
+ * the time. Nothing in JSON mode or with --prometheus.
  */
 void report__begin(const struct cli *cli, time_t when);
 

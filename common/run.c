@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "cli.h"
+#include "prom.h"
 #include "run.h"
 #include "tool.h"
 
@@ -57,6 +58,8 @@ void run__init(struct run *r, const struct cli *cli)
 		.interval = cli->interval,
 		.count = cli->count,
 		.duration = cli->duration,
+		.prometheus = cli->prometheus,
+		.prometheus_series = cli->prometheus_series,
 	};
 }
 
@@ -182,7 +185,27 @@ static int wait_until(const struct run *r, long long deadline_ms, long long *nex
 	return 0;
 }
 
+static int loop(const struct run *r);
+
 int run__loop(const struct run *r)
+{
+	struct run collect;
+	int err;
+
+	if (!r->prometheus)
+		return loop(r);
+	/* Each second: what the maps hold moves into the exposition's series. */
+	collect = *r;
+	collect.interval = 1;
+	collect.count = 0;
+	err = prom__start(r->prometheus, r->prometheus_series);
+	if (!err)
+		err = loop(&collect);
+	prom__stop();
+	return err;
+}
+
+static int loop(const struct run *r)
 {
 	long long start = now_ms(), end = -1, next_tick = start, deadline;
 	struct report_info info = {};

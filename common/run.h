@@ -20,6 +20,13 @@ struct run {
 	unsigned int interval;	/* seconds between reports; 0: one report at the end */
 	unsigned int count;	/* stop after this many reports; 0: no limit */
 	unsigned int duration;	/* stop after this many seconds; 0: no limit */
+	/*
+	 * --prometheus: the loop serves /metrics there and calls @report every
+	 * second (interval and count are moot), whose histograms and counters
+	 * go to the exposition instead of the standard output.
+	 */
+	const char *prometheus;
+	unsigned int prometheus_series;
 
 	/* Prints one report and clears what it reported. */
 	int (*report)(void *ctx, const struct report_info *info);

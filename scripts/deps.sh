@@ -21,6 +21,7 @@ build zlib1g-dev file:/usr/include/zlib.h
 build liblzma-dev file:/usr/include/lzma.h
 build libdebuginfod-dev file:/usr/include/elfutils/debuginfod.h
 build libcapstone-dev file:/usr/include/capstone/capstone.h
+build libmicrohttpd-dev file:/usr/include/microhttpd.h
 build make cmd:make
 build gcc cmd:gcc
 test bats cmd:bats
@@ -42,7 +43,10 @@ test libc6-dbg file:/usr/share/doc/libc6-dbg
 test chromium cmd:chromium
 test nodejs cmd:node
 test npm cmd:npm
+test prometheus cmd:promtool
 cross gcc-aarch64-linux-gnu cmd:aarch64-linux-gnu-gcc
+cross xz-utils cmd:xz
+static xz-utils cmd:xz
 vm qemu-system-x86 cmd:qemu-system-x86_64
 vm qemu-system-arm cmd:qemu-system-aarch64
 vm gcc-aarch64-linux-gnu cmd:aarch64-linux-gnu-gcc

@@ -13,6 +13,7 @@
 #include "report.h"
 #include "maps.h"
 #include "probe.h"
+#include "prom.h"
 #include "proc.h"
 #include "run.h"
 #include "tool.h"
@@ -82,11 +83,12 @@ static struct cli cli = {
 		"    runqlat -P          # a histogram per process\n"
 		"    runqlat -p 185      # only process 185\n"
 		"    runqlat -c system.slice/nginx.service   # only this cgroup\n"
-		"    runqlat --json --percentiles 10\n",
+		"    runqlat --json --percentiles 10\n"
+		"    runqlat -P --prometheus 9100   # serve /metrics on localhost:9100\n",
 	.options = options,
 	.parser = parse_opt,
 	.positional = CLI_POS_INTERVAL_COUNT,
-	.flags = CLI_TIMESTAMP | CLI_PERCENTILES,
+	.flags = CLI_TIMESTAMP | CLI_PERCENTILES | CLI_PROMETHEUS,
 };
 
 static const char *unit(void)
@@ -111,7 +113,11 @@ static int report(void *ctx, const struct report_info *info)
 	static const char *const labels[] = {
 		[GROUP_PROCESS] = "pid", [GROUP_THREAD] = "tid", [GROUP_PIDNS] = "pidns",
 	};
-	struct hist_report r = { .cli = &cli, .when = info->when, .unit = unit() };
+	struct hist_report r = {
+		.cli = &cli, .when = info->when, .unit = unit(), .metric = "wait_seconds",
+		.help = "Time threads waited runnable on a run queue for a CPU, from their "
+			"wakeup (sched_wakeup, sched_wakeup_new) or preemption to sched_switch",
+	};
 	struct runqlat_bpf *obj = ctx;
 	struct keyed *all;
 	struct hist total;
@@ -119,6 +125,11 @@ static int report(void *ctx, const struct report_info *info)
 	int err;
 
 	report__begin(&cli, info->when);
+	if (prom__active()) {
+		prom__lost("wakeups_untimed_full_map", obj->bss->lost_starts);
+		prom__lost("waits_dropped_histograms_full", obj->bss->lost_hists);
+		prom__lost("waits_dropped_switch_untraced", obj->bss->lost_untraced);
+	}
 	if (env.group == GROUP_NONE) {
 		err = map__take_percpu_hist(bpf_map__fd(obj->maps.hist_all), &total);
 		if (!err)

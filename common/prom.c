@@ -1,0 +1,451 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The Prometheus exposition of a histogram tool: series kept since start, served by libmicrohttpd. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <microhttpd.h>
+
+#include "escape.h"
+#include "prom.h"
+#include "report.h"
+#include "tool.h"
+
+/* A scraper gets this much of the server, however it behaves. */
+#define MAX_CONNECTIONS		16
+#define MAX_PER_CLIENT		8
+#define CONNECTION_TIMEOUT_S	10
+#define REQUEST_MEMORY		(16 * 1024)
+
+/*
+ * Histogram buckets: log2 slot i holds values below 2^(i+1) units (the
+ * kernel truncates to whole units), so that is its "le". Buckets stop at
+ * 2^36 ns (68.7 s) in every unit; slower calls are in +Inf only.
+ */
+#define TOP_NS (1ULL << 36)
+
+enum kind { HISTOGRAM, COUNTER };
+
+struct series {
+	char *labels;		/* as exposed, without braces: pid="42",comm="nginx" */
+	struct hist h;		/* HISTOGRAM, in the family's unit */
+	uint64_t value;		/* COUNTER */
+};
+
+struct family {
+	char *name;		/* bpfscope_runqlat_wait_seconds */
+	char *help;
+	enum kind kind;
+	uint64_t unit_ns;
+	struct series *series;	/* at most max_series, then "other" */
+	size_t n;
+	size_t *slots;		/* open addressing over @series, by labels; SIZE_MAX empty */
+	size_t nslots;
+	struct series *other;	/* label sets folded away... */
+	uint64_t folded;	/* ...and how many times one was */
+};
+
+#define MAX_FAMILIES 16
+
+static struct {
+	pthread_mutex_t lock;
+	struct MHD_Daemon *daemon;
+	unsigned int max_series;
+	struct family families[MAX_FAMILIES];
+	int nfamilies;
+} prom = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+bool prom__active(void)
+{
+	return prom.daemon != NULL;
+}
+
+/* Label values are names other users chose: escaped as text, then for the format. */
+static void put_value(FILE *f, const char *s)
+{
+	char buf[4 * 4096 + 1];
+
+	escape__format(buf, sizeof(buf), s, ESCAPE_TEXT);
+	for (const char *p = buf; *p; p++) {
+		if (*p == '\\' || *p == '"')
+			fputc('\\', f);
+		fputc(*p, f);
+	}
+}
+
+static char *format_labels(const struct label *labels, int n, bool other)
+{
+	char *s = NULL;
+	size_t len;
+	FILE *f = open_memstream(&s, &len);
+
+	if (!f)
+		return NULL;
+	for (int i = 0; i < n; i++) {
+		fprintf(f, "%s%s=\"", i ? "," : "", labels[i].key);
+		if (other)
+			fputs("[other]", f);
+		else if (labels[i].str)
+			put_value(f, labels[i].str);
+		else
+			fprintf(f, "%lld", labels[i].num);
+		fputc('"', f);
+	}
+	if (fclose(f)) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL;	/* FNV-1a */
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+static struct family *family_get(const char *metric, const char *help, enum kind kind)
+{
+	char name[128];
+
+	snprintf(name, sizeof(name), "bpfscope_%s_%s", tool_name, metric);
+	for (int i = 0; i < prom.nfamilies; i++)
+		if (!strcmp(prom.families[i].name, name))
+			return &prom.families[i];
+	if (prom.nfamilies == MAX_FAMILIES)
+		return NULL;
+
+	struct family *fam = &prom.families[prom.nfamilies];
+	size_t nslots = 16;
+
+	while (nslots < 2 * (size_t)prom.max_series)
+		nslots *= 2;
+	*fam = (struct family){ .kind = kind, .nslots = nslots };
+	fam->name = strdup(name);
+	fam->help = strdup(help);
+	fam->series = calloc(prom.max_series, sizeof(*fam->series));
+	fam->slots = malloc(nslots * sizeof(*fam->slots));
+	if (!fam->name || !fam->help || !fam->series || !fam->slots) {
+		free(fam->name);
+		free(fam->help);
+		free(fam->series);
+		free(fam->slots);
+		return NULL;
+	}
+	memset(fam->slots, 0xff, nslots * sizeof(*fam->slots));
+	prom.nfamilies++;
+	return fam;
+}
+
+/* The series of @labels, created if there is room, else the folded one; NULL without memory. */
+static struct series *series_get(struct family *fam, const struct label *labels, int n)
+{
+	char *key = format_labels(labels, n, false);
+	size_t i;
+
+	if (!key)
+		return NULL;
+	for (i = hash_str(key) & (fam->nslots - 1); fam->slots[i] != SIZE_MAX;
+	     i = (i + 1) & (fam->nslots - 1)) {
+		if (!strcmp(fam->series[fam->slots[i]].labels, key)) {
+			free(key);
+			return &fam->series[fam->slots[i]];
+		}
+	}
+	if (fam->n < prom.max_series) {
+		fam->slots[i] = fam->n;
+		fam->series[fam->n].labels = key;
+		return &fam->series[fam->n++];
+	}
+	free(key);
+	fam->folded++;
+	if (!fam->other) {
+		fam->other = calloc(1, sizeof(*fam->other));
+		if (fam->other)
+			fam->other->labels = format_labels(labels, n, true);
+		if (fam->other && !fam->other->labels) {
+			free(fam->other);
+			fam->other = NULL;
+		}
+	}
+	return fam->other;
+}
+
+static uint64_t unit_ns(const char *unit)
+{
+	return !strcmp(unit, "msecs") ? 1000000 : !strcmp(unit, "usecs") ? 1000 : 1;
+}
+
+void prom__add_hist(const char *metric, const char *help, const struct label *labels,
+		    int nlabels, const struct hist *h, const char *unit)
+{
+	struct family *fam;
+	struct series *s;
+
+	pthread_mutex_lock(&prom.lock);
+	fam = family_get(metric, help, HISTOGRAM);
+	if (fam && !fam->unit_ns)
+		fam->unit_ns = unit_ns(unit);
+	s = fam ? series_get(fam, labels, nlabels) : NULL;
+	if (s) {
+		for (int i = 0; i < HIST_SLOTS; i++)
+			s->h.slots[i] += h->slots[i];
+		s->h.sum += h->sum;
+	}
+	pthread_mutex_unlock(&prom.lock);
+}
+
+void prom__add_counter(const char *metric, const char *help, const struct label *labels,
+		       int nlabels, uint64_t delta)
+{
+	struct family *fam;
+	struct series *s;
+
+	pthread_mutex_lock(&prom.lock);
+	fam = family_get(metric, help, COUNTER);
+	s = fam ? series_get(fam, labels, nlabels) : NULL;
+	if (s)
+		s->value += delta;
+	pthread_mutex_unlock(&prom.lock);
+}
+
+void prom__lost(const char *reason, uint64_t total)
+{
+	struct label l = { "reason", reason };
+	struct family *fam;
+	struct series *s;
+
+	pthread_mutex_lock(&prom.lock);
+	fam = family_get("lost_total", "Events the BPF programs could not count, by reason "
+			 "(a full map, a context switch the kernel did not report)", COUNTER);
+	s = fam ? series_get(fam, &l, 1) : NULL;
+	if (s)
+		s->value = total;
+	pthread_mutex_unlock(&prom.lock);
+}
+
+static void put_series_hist(FILE *f, const struct family *fam, const struct series *s)
+{
+	double scale = fam->unit_ns / 1e9;
+	const char *sep = *s->labels ? "," : "", *open = *s->labels ? "{" : "";
+	const char *close = *s->labels ? "}" : "";
+	uint64_t cum = 0, total = 0;
+
+	for (int i = 0; i < HIST_SLOTS; i++)
+		total += s->h.slots[i];
+	for (int i = 0; i < HIST_SLOTS - 1; i++) {
+		uint64_t le = 2ULL << i;
+
+		if (le > TOP_NS / fam->unit_ns)
+			break;
+		cum += s->h.slots[i];
+		fprintf(f, "%s_bucket{%s%sle=\"%.9g\"} %llu\n", fam->name, s->labels, sep,
+			le * scale, (unsigned long long)cum);
+	}
+	fprintf(f, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", fam->name, s->labels, sep,
+		(unsigned long long)total);
+	fprintf(f, "%s_sum%s%s%s %.9g\n", fam->name, open, s->labels, close, s->h.sum * scale);
+	fprintf(f, "%s_count%s%s%s %llu\n", fam->name, open, s->labels, close,
+		(unsigned long long)total);
+}
+
+static void put_series(FILE *f, const struct family *fam, const struct series *s)
+{
+	if (fam->kind == HISTOGRAM)
+		put_series_hist(f, fam, s);
+	else
+		fprintf(f, "%s%s%s%s %llu\n", fam->name, *s->labels ? "{" : "", s->labels,
+			*s->labels ? "}" : "", (unsigned long long)s->value);
+}
+
+static void render(FILE *f)
+{
+	pthread_mutex_lock(&prom.lock);
+	for (int i = 0; i < prom.nfamilies; i++) {
+		const struct family *fam = &prom.families[i];
+
+		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", fam->name, fam->help, fam->name,
+			fam->kind == HISTOGRAM ? "histogram" : "counter");
+		for (size_t k = 0; k < fam->n; k++)
+			put_series(f, fam, &fam->series[k]);
+		if (fam->other)
+			put_series(f, fam, fam->other);
+	}
+	fprintf(f, "# HELP bpfscope_%s_folded_total Label sets added to a metric's [other] series "
+		"(once per collection) because it had --prometheus-series (%u) already\n"
+		"# TYPE bpfscope_%s_folded_total counter\n", tool_name, prom.max_series, tool_name);
+	/* The lost counters' few reasons are never folded. */
+	for (int i = 0; i < prom.nfamilies; i++)
+		if (!strstr(prom.families[i].name, "_lost_total"))
+			fprintf(f, "bpfscope_%s_folded_total{metric=\"%s\"} %llu\n", tool_name,
+				prom.families[i].name,
+				(unsigned long long)prom.families[i].folded);
+	pthread_mutex_unlock(&prom.lock);
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, char *body,
+			     size_t len, const char *type)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned int status, const char *text)
+{
+	char *body = strdup(text);
+
+	return body ? reply(c, status, body, strlen(body), "text/plain; charset=utf-8") : MHD_NO;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version, const char *upload,
+			      size_t *upload_size, void **state)
+{
+	char *body = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)cls, (void)version, (void)upload, (void)upload_size, (void)state;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET /metrics\n");
+	if (!strcmp(url, "/"))
+		return reply_text(c, MHD_HTTP_OK, "bpfscope: metrics at /metrics\n");
+	if (strcmp(url, "/metrics"))
+		return reply_text(c, MHD_HTTP_NOT_FOUND, "not found: metrics are at /metrics\n");
+
+	f = open_memstream(&body, &len);
+	if (!f)
+		return MHD_NO;
+	render(f);
+	if (fclose(f)) {
+		free(body);
+		return MHD_NO;
+	}
+	return reply(c, MHD_HTTP_OK, body, len, "text/plain; version=0.0.4; charset=utf-8");
+}
+
+/* "[ADDR:]PORT", "[::1]:PORT" for IPv6; 127.0.0.1 without ADDR. */
+static int parse_listen(const char *listen, struct sockaddr_storage *ss, bool *v6)
+{
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in *in = (struct sockaddr_in *)ss;
+	const char *colon = strrchr(listen, ':'), *port_s = colon ? colon + 1 : listen;
+	char addr[64] = "127.0.0.1", *end;
+	unsigned long port;
+
+	errno = 0;
+	port = strtoul(port_s, &end, 10);
+	if (!*port_s || *end || errno || port > 65535 || *port_s == '-' || *port_s == '+')
+		return -EINVAL;
+	if (colon) {
+		size_t n = colon - listen;
+
+		if (n >= sizeof(addr) || !n)
+			return -EINVAL;
+		memcpy(addr, listen, n);
+		addr[n] = '\0';
+	}
+	memset(ss, 0, sizeof(*ss));
+	*v6 = addr[0] == '[';
+	if (*v6) {
+		size_t n = strlen(addr);
+
+		if (n < 3 || addr[n - 1] != ']')
+			return -EINVAL;
+		addr[n - 1] = '\0';
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(port);
+		return inet_pton(AF_INET6, addr + 1, &in6->sin6_addr) == 1 ? 0 : -EINVAL;
+	}
+	in->sin_family = AF_INET;
+	in->sin_port = htons(port);
+	return inet_pton(AF_INET, addr, &in->sin_addr) == 1 ? 0 : -EINVAL;
+}
+
+int prom__start(const char *listen, unsigned int max_series)
+{
+	struct sockaddr_storage ss;
+	const union MHD_DaemonInfo *info;
+	sigset_t stop, old;
+	char host[INET6_ADDRSTRLEN] = "";
+	bool v6;
+	int err;
+
+	if (parse_listen(listen, &ss, &v6)) {
+		pr_err("--prometheus '%s': expected [ADDR:]PORT, e.g. 9100, 0.0.0.0:9100 or "
+		       "[::1]:9100", listen);
+		return -EINVAL;
+	}
+	prom.max_series = max_series;
+	/* The stop signals are the main thread's, never the server's. */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &stop, &old);
+	prom.daemon = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY |
+			(v6 ? MHD_USE_IPv6 : 0),
+		0, NULL, NULL, handle, NULL,
+		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)MAX_PER_CLIENT,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY,
+		MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
+		MHD_OPTION_END);
+	err = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!prom.daemon) {
+		pr_err("--prometheus: cannot listen on %s: %s", listen,
+		       err ? strerror(err) : "libmicrohttpd refused");
+		return err ? -err : -EINVAL;
+	}
+	info = MHD_get_daemon_info(prom.daemon, MHD_DAEMON_INFO_BIND_PORT);
+	if (v6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host, sizeof(host));
+	else
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof(host));
+	printf("Serving Prometheus metrics at http://%s%s%s:%u/metrics\n", v6 ? "[" : "", host,
+	       v6 ? "]" : "", info ? info->port : ntohs(((struct sockaddr_in *)&ss)->sin_port));
+	fflush(stdout);
+	return 0;
+}
+
+void prom__stop(void)
+{
+	if (!prom.daemon)
+		return;
+	MHD_stop_daemon(prom.daemon);
+	prom.daemon = NULL;
+	for (int i = 0; i < prom.nfamilies; i++) {
+		struct family *fam = &prom.families[i];
+
+		for (size_t k = 0; k < fam->n; k++)
+			free(fam->series[k].labels);
+		if (fam->other)
+			free(fam->other->labels);
+		free(fam->other);
+		free(fam->series);
+		free(fam->slots);
+		free(fam->name);
+		free(fam->help);
+	}
+	prom.nfamilies = 0;
+}
