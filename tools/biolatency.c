@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "maps.h"
 #include "probe.h"
+#include "prom.h"
 #include "report.h"
 #include "run.h"
 #include "tool.h"
@@ -105,11 +106,12 @@ static struct cli cli = {
 		"    biolatency -D             # a histogram per disk\n"
 		"    biolatency -F             # a histogram per I/O flag set\n"
 		"    biolatency -d nvme0n1 5 3 # one disk, three 5-second summaries\n"
-		"    biolatency -e --json 10   # JSON with averages every 10 seconds\n",
+		"    biolatency -e --json 10   # JSON with averages every 10 seconds\n"
+		"    biolatency -D --prometheus 9100   # serve /metrics on localhost:9100\n",
 	.options = options,
 	.parser = parse_opt,
 	.positional = CLI_POS_INTERVAL_COUNT,
-	.flags = CLI_TIMESTAMP | CLI_PERCENTILES,
+	.flags = CLI_TIMESTAMP | CLI_PERCENTILES | CLI_PROMETHEUS,
 };
 
 /* Request flag names, from the running kernel's enums. */
@@ -291,6 +293,12 @@ static int report(void *ctx, const struct report_info *info)
 {
 	struct hist_report r = {
 		.cli = &cli, .when = info->when, .unit = unit(), .summary = env.extended,
+		.metric = "io_seconds",
+		.help = env.queued ?
+			"Block I/O latency, from a request's insertion into the OS queue "
+			"(block_rq_insert) to its completion (block_rq_complete)" :
+			"Block I/O latency, from a request's issue to the device (block_rq_issue) "
+			"to its completion (block_rq_complete)",
 	};
 	struct biolatency_bpf *obj = ctx;
 	struct keyed *all;
@@ -299,6 +307,10 @@ static int report(void *ctx, const struct report_info *info)
 	int err;
 
 	report__begin(&cli, info->when);
+	if (prom__active()) {
+		prom__lost("requests_untimed_full_map", obj->bss->lost_starts);
+		prom__lost("requests_dropped_histograms_full", obj->bss->lost_hists);
+	}
 	if (!env.per_disk && !env.per_flags) {
 		err = map__take_percpu_hist(bpf_map__fd(obj->maps.hist_all), &total);
 		if (!err)

@@ -12,6 +12,8 @@
 #include "escape.h"
 #include "json.h"
 #include "probe.h"
+#include "prom.h"
+#include "report.h"
 #include "proc.h"
 #include "run.h"
 #include "tool.h"
@@ -80,11 +82,12 @@ static struct cli cli = {
 		"    cachestat --json 1 10 # JSON lines\n"
 		"    cachestat -v --method kprobe   # force the kprobe method\n"
 		"    cachestat -P 5        # top processes by page-cache lookups, every 5 s\n"
-		"    cachestat -p 1234     # only process 1234\n",
+		"    cachestat -p 1234     # only process 1234\n"
+		"    cachestat -P --prometheus 9100   # serve /metrics on localhost:9100\n",
 	.options = options,
 	.parser = parse_opt,
 	.positional = CLI_POS_INTERVAL_COUNT,
-	.flags = CLI_TIMESTAMP,
+	.flags = CLI_TIMESTAMP | CLI_PROMETHEUS,
 };
 
 /* Kernel functions that count each event, newest name first. */
@@ -327,7 +330,7 @@ static int take_counts(struct cachestat_bpf *obj, struct cachestat_counts *sum)
 
 static void print_header(void)
 {
-	if (cli.json)
+	if (cli.json || cli.prometheus)
 		return;
 	if (env.per_process) {
 		printf("Tracing page cache lookups per process... Hit Ctrl-C to end.\n");
@@ -436,8 +439,8 @@ static int cmp_rows(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-/* -P: a line per process, like bcc's cachetop but in scrolling output. */
-static int report_processes(struct cachestat_bpf *obj, const struct report_info *info)
+/* Each process's counts since the last report, taken out of the map, busiest first. */
+static ssize_t take_rows(struct cachestat_bpf *obj, struct proc_row **out)
 {
 	int fd = bpf_map__fd(obj->maps.procs);
 	size_t n = 0, cap = bpf_map__max_entries(obj->maps.procs);
@@ -468,7 +471,19 @@ static int report_processes(struct cachestat_bpf *obj, const struct report_info 
 	}
 	if (n)
 		qsort(rows, n, sizeof(*rows), cmp_rows);
-	if (env.top && n > env.top)
+	*out = rows;
+	return n;
+}
+
+/* -P: a line per process, like bcc's cachetop but in scrolling output. */
+static int report_processes(struct cachestat_bpf *obj, const struct report_info *info)
+{
+	struct proc_row *rows;
+	ssize_t n = take_rows(obj, &rows);
+
+	if (n < 0)
+		return n;
+	if (env.top && (size_t)n > env.top)
 		n = env.top;
 
 	if (!cli.json) {
@@ -480,7 +495,7 @@ static int report_processes(struct cachestat_bpf *obj, const struct report_info 
 		printf("%7s %-16s %8s %8s %8s %8s\n", "PID", "COMM", "HITS", "MISSES", "DIRTIES",
 		       "HITRATIO");
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (ssize_t i = 0; i < n; i++) {
 		const struct cachestat_counts *c = &rows[i].p.c;
 		struct verdict v = judge(c);
 		char comm[4 * sizeof(rows[i].p.comm) + 1];
@@ -506,8 +521,52 @@ static int report_processes(struct cachestat_bpf *obj, const struct report_info 
 	return 0;
 }
 
+/* Raw counts, whose rates give bcc's verdicts: hits and misses do not add up across intervals. */
+static void prom_counts(const struct label *l, int nl, const struct cachestat_counts *c)
+{
+	prom__add_counter("lookups_total", "Page cache lookups by reads and faults "
+			  "(mm_filemap_get_pages, mm_filemap_map_pages, mm_filemap_fault or the "
+			  "functions that fire them)", l, nl, c->accessed);
+	prom__add_counter("additions_total", "Pages added to the page cache: read misses, "
+			  "and pages new to a write (mm_filemap_add_to_page_cache or "
+			  "__filemap_add_folio)", l, nl, c->added);
+	prom__add_counter("dirtied_total", "Pages newly dirtied (writeback_dirty_folio or "
+			  "folio_account_dirtied)", l, nl, c->dirtied);
+}
+
+static int report_prom(struct cachestat_bpf *obj)
+{
+	struct cachestat_counts c;
+	struct proc_row *rows;
+	ssize_t n;
+	int err;
+
+	prom__lost("processes_dropped_full_map", obj->bss->lost_procs);
+	if (!env.per_process) {
+		err = take_counts(obj, &c);
+		if (!err)
+			prom_counts(NULL, 0, &c);
+		return err;
+	}
+	n = take_rows(obj, &rows);
+	if (n < 0)
+		return n;
+	for (ssize_t i = 0; i < n; i++) {
+		struct label l[2] = {
+			{ "pid", NULL, rows[i].pid },
+			{ "comm", rows[i].p.comm },
+		};
+
+		prom_counts(l, 2, &rows[i].p.c);
+	}
+	free(rows);
+	return 0;
+}
+
 static int report(void *ctx, const struct report_info *info)
 {
+	if (prom__active())
+		return report_prom(ctx);
 	return env.per_process ? report_processes(ctx, info) : report_total(ctx, info);
 }
 
@@ -522,6 +581,9 @@ int main(int argc, char **argv)
 	cli__parse(&cli, argc, argv);
 	if (!env.per_process)
 		tool__warn_ignored("without -P there are no per-process lines",
+				   env.top_set ? "--top" : NULL);
+	else if (cli.prometheus)
+		tool__warn_ignored("--prometheus serves every process's counts",
 				   env.top_set ? "--top" : NULL);
 	if (!cli.interval)
 		cli.interval = 1;	/* bcc prints every second by default */

@@ -20,6 +20,7 @@
 #include "maps.h"
 #include "procmaps.h"
 #include "probe.h"
+#include "prom.h"
 #include "proc.h"
 #include "report.h"
 #include "run.h"
@@ -133,11 +134,12 @@ static struct cli cli = {
 		"    funclatency c:read             # libc's read()\n"
 		"    funclatency -p 181 pthread:*mutex*   # in one process, a wildcard\n"
 		"    funclatency -F '/usr/bin/app:handle_*'   # a histogram per function\n"
-		"    funclatency -r 'c:^(read|write)$' -i 1 -d 10\n",
+		"    funclatency -r 'c:^(read|write)$' -i 1 -d 10\n"
+		"    funclatency -F --prometheus 9100 'vfs_*'   # serve /metrics on localhost:9100\n",
 	.options = options,
 	.parser = parse_opt,
 	.positional = CLI_POS_NONE,
-	.flags = CLI_TIMESTAMP | CLI_PERCENTILES,
+	.flags = CLI_TIMESTAMP | CLI_PERCENTILES | CLI_PROMETHEUS,
 };
 
 struct target {
@@ -598,7 +600,14 @@ static int attach_kernel(struct target *t)
 static int report(void *ctx, const struct report_info *info)
 {
 	struct target *t = ctx;
-	struct hist_report r = { .cli = &cli, .when = info->when, .unit = env.unit, .summary = true };
+	struct hist_report r = {
+		.cli = &cli, .when = info->when, .unit = env.unit, .summary = true,
+		.metric = "call_seconds",
+		.help = "Time from a function's entry to its return (fentry and fexit, kprobes "
+			"and kretprobes, or uprobes and uretprobes), by function or by the "
+			"pattern given",
+	};
+	struct label pattern = { "function", env.pattern };
 	struct rec {
 		__u32 key;
 		struct hist h;
@@ -608,10 +617,17 @@ static int report(void *ctx, const struct report_info *info)
 	int err;
 
 	report__begin(&cli, info->when);
+	if (prom__active()) {
+		prom__lost("calls_untimed_too_deep", t->obj->bss->too_deep);
+		prom__lost("calls_untimed_no_return", t->obj->bss->unreturned);
+		prom__lost("calls_untimed_no_task_storage", t->obj->bss->lost_stacks);
+		prom__lost("calls_dropped_histograms_full", t->obj->bss->lost_hists);
+	}
 	if (!env.per_function) {
 		err = map__take_percpu_hist(bpf_map__fd(t->obj->maps.hist_all), &total);
+		/* A metric says what it times; the text report never did. */
 		if (!err)
-			report__hist(&r, &total, NULL, NULL, 0);
+			report__hist(&r, &total, NULL, &pattern, prom__active());
 		return err;
 	}
 	n = map__take_all(bpf_map__fd(t->obj->maps.hist_by), sizeof(__u32), sizeof(struct hist),

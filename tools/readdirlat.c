@@ -14,6 +14,7 @@
 #include "json.h"
 #include "maps.h"
 #include "probe.h"
+#include "prom.h"
 #include "proc.h"
 #include "report.h"
 #include "run.h"
@@ -83,11 +84,12 @@ static struct cli cli = {
 		"    readdirlat -S 5         # table per directory and process, every 5 s\n"
 		"    readdirlat -D -c node   # a histogram per directory listed by 'node'\n"
 		"    readdirlat --min-us 1000   # each call slower than 1 ms\n"
-		"    readdirlat -P --json --percentiles 10\n",
+		"    readdirlat -P --json --percentiles 10\n"
+		"    readdirlat -D --prometheus 9100   # serve /metrics on localhost:9100\n",
 	.options = options,
 	.parser = parse_opt,
 	.positional = CLI_POS_INTERVAL_COUNT,
-	.flags = CLI_TIMESTAMP | CLI_PERCENTILES,
+	.flags = CLI_TIMESTAMP | CLI_PERCENTILES | CLI_PROMETHEUS,
 };
 
 static const char *unit(void)
@@ -158,7 +160,11 @@ static int cmp_summary(const void *a, const void *b)
 
 static int report_hists(struct readdirlat_bpf *obj, const struct report_info *info)
 {
-	struct hist_report r = { .cli = &cli, .when = info->when, .unit = unit() };
+	struct hist_report r = {
+		.cli = &cli, .when = info->when, .unit = unit(), .metric = "getdents_seconds",
+		.help = "Latency of directory reads, from entry to exit of the getdents64 "
+			"system call (its syscalls tracepoints)",
+	};
 	struct hist_rec *all;
 	struct hist total;
 	ssize_t n;
@@ -260,6 +266,13 @@ static int report(void *ctx, const struct report_info *info)
 	if (env.min_us >= 0)
 		return 0;	/* the lines were the report */
 	report__begin(&cli, info->when);
+	if (prom__active()) {
+		struct readdirlat_bpf *obj = ctx;
+
+		prom__lost("calls_untimed_no_task_storage", obj->bss->lost_calls);
+		prom__lost("calls_dropped_histograms_full", obj->bss->lost_rows);
+		prom__lost("directories_unnamed_full_map", obj->bss->lost_dirs);
+	}
 	if (env.summary)
 		return report_summary(ctx, info);
 	return report_hists(ctx, info);
@@ -307,7 +320,12 @@ static int on_event(void *ctx, void *data, size_t size)
  */
 static void warn_ignored(void)
 {
-	if (env.min_us >= 0) {
+	if (cli.prometheus) {
+		tool__warn_ignored("--prometheus serves histograms",
+				   env.summary ? "-S" : NULL, env.min_us >= 0 ? "--min-us" : NULL);
+		env.summary = false;
+		env.min_us = -1;
+	} else if (env.min_us >= 0) {
 		tool__warn_ignored("--min-us prints calls",
 				   env.summary ? "-S" : NULL,
 				   env.group == RDL_GROUP_PROCESS ? "-P" : NULL,
