@@ -222,7 +222,7 @@ void prom__lost(const char *reason, uint64_t total)
 	struct series *s;
 
 	pthread_mutex_lock(&prom.lock);
-	fam = family_get("lost_total", "Events the BPF programs could not count since start, by reason"
+	fam = family_get("lost_total", "Events the BPF programs could not count since start, by reason",
 			 COUNTER);
 	s = fam ? series_get(fam, &l, 1) : NULL;
 	if (s)
