@@ -408,7 +408,6 @@ int prom__start(const char *listen, unsigned int max_series)
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)MAX_PER_CLIENT,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY,
-		MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
 		MHD_OPTION_END);
 	err = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

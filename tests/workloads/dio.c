@@ -2,23 +2,25 @@
 /*
  * Test workload for biolatency: a known number of O_DIRECT reads or writes of
  * a known size, one at a time, so each is exactly one block request.
- * usage: dio PATH read|write COUNT SIZE
+ * usage: dio PATH read|write COUNT SIZE [GAP_MS]   (GAP_MS: a pause after each)
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 int main(int argc, char **argv)
 {
 	int writing, fd;
-	long count, size;
+	long count, size, gap_ms;
 	void *buf;
 
-	if (argc != 5)
+	if (argc != 5 && argc != 6)
 		return 2;
+	gap_ms = argc == 6 ? atol(argv[5]) : 0;
 	writing = !strcmp(argv[2], "write");
 	count = atol(argv[3]);
 	size = atol(argv[4]);
@@ -34,6 +36,11 @@ int main(int argc, char **argv)
 		if (n != size) {
 			perror(writing ? "pwrite" : "pread");
 			return 1;
+		}
+		if (gap_ms) {
+			struct timespec ts = { gap_ms / 1000, gap_ms % 1000 * 1000000L };
+
+			nanosleep(&ts, NULL);
 		}
 	}
 	close(fd);

@@ -1,0 +1,263 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# --prometheus: a real Prometheus server (Debian's, with a configuration and
+# storage of the test's own) scrapes the histogram tools every second while
+# workloads of known counts, rates and latencies run, and its query API must
+# give those figures back; promtool checks each exposition; hostile clients
+# must stall neither the tool nor the scrapes.
+
+load helpers
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+}
+
+teardown() {
+	stop_bg ${WPID:-} ${XPID:-} ${PPID_PROM:-} ${HPID:-}
+	for t in runqlat biolatency funclatency readdirlat cachestat; do
+		assert_nothing_loaded "$t"
+	done
+	[ -n "${LOOP:-}" ] && losetup -d "$LOOP"
+	true
+}
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# exporter TOOL ARGS...: TOOL ARGS --prometheus 0 in the background (XPID),
+# its port in PORT once it serves.
+exporter() {
+	local tool=$1
+	shift
+	"$BIN/$tool" "$@" --prometheus 0 > "$T/x.out" 2> "$T/x.err" &
+	XPID=$!
+	wait_for_line "$T/x.out" '^Serving Prometheus metrics at http://127\.0\.0\.1:[0-9]+/metrics$' 15
+	PORT=$(sed -n 's|^Serving .*:\([0-9]*\)/metrics$|\1|p' "$T/x.out")
+}
+
+# Ends the exporter with SIGTERM: exit 0, in time.
+stop_exporter() {
+	kill -TERM "$XPID"
+	timeout 10 tail --pid="$XPID" -f /dev/null
+	wait "$XPID"
+	RC=$?
+	XPID=
+	[ "$RC" -eq 0 ] || fail "exporter exit $RC: $(cat "$T/x.err")"
+}
+
+# A Prometheus server scraping the exporter every second (PPID_PROM, PPORT).
+prometheus_start() {
+	PPORT=$(free_port)
+	cat > "$T/prom.yml" <<-EOF
+	global:
+	  scrape_interval: 1s
+	  scrape_timeout: 1s
+	scrape_configs:
+	  - job_name: bpfscope
+	    static_configs:
+	      - targets: ['127.0.0.1:$PORT']
+	EOF
+	prometheus --config.file="$T/prom.yml" --storage.tsdb.path="$T/tsdb" \
+		--web.listen-address="127.0.0.1:$PPORT" --log.level=warn > "$T/prom.log" 2>&1 &
+	PPID_PROM=$!
+	for ((i = 0; i < 100; i++)); do
+		curl -sf "http://127.0.0.1:$PPORT/-/ready" > /dev/null && break
+		sleep 0.1
+	done
+	curl -sf "http://127.0.0.1:$PPORT/-/ready" > /dev/null || fail "prometheus not ready: $(cat "$T/prom.log")"
+}
+
+# promql EXPR [TIME]: the value of the first series EXPR gives, or "none".
+promql() {
+	curl -sf --data-urlencode "query=$1" ${2:+--data-urlencode "time=$2"} \
+		"http://127.0.0.1:$PPORT/api/v1/query" | jq -r '.data.result[0].value[1] // "none"'
+}
+
+# until_scraped EXPR VALUE: waits (10 s at most) until Prometheus has scraped
+# EXPR at VALUE, so what the workload did has been collected and scraped.
+until_scraped() {
+	local v
+	for ((i = 0; i < 50; i++)); do
+		v=$(promql "$1")
+		[ "$v" = "$2" ] && return 0
+		sleep 0.2
+	done
+	fail "$1 is $v in Prometheus, expected $2; the exporter says: $(curl -s "http://127.0.0.1:$PORT/metrics" | grep -v _bucket)"
+}
+
+# The exposition as served, checked by promtool (which prints nothing when it is happy).
+check_exposition() {
+	curl -sf "http://127.0.0.1:$PORT/metrics" > "$T/metrics"
+	run promtool check metrics < "$T/metrics"
+	assert_success
+	assert_output ""
+}
+
+# Seconds as a float, for comparisons in awk.
+within() {	# within VALUE LOW HIGH
+	awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v != "none" && v + 0 >= lo && v + 0 <= hi) }' ||
+		fail "$1 is not within [$2, $3]"
+}
+
+@test "prometheus: funclatency's median from histogram_quantile is in the bucket of a 10 ms function, count exact" {
+	require_bpf
+	"$WL/funcs" > "$T/w" &
+	WPID=$!
+	wait_for_line "$T/w" '^pid '
+	exporter funclatency -p "$WPID" "$WL/funcs:slow_func"
+	prometheus_start
+	until_scraped 'bpfscope_funclatency_call_seconds_count' 0
+	kill -USR1 "$WPID"
+	wait_for_line "$T/w" '^done' 20
+	until_scraped 'bpfscope_funclatency_call_seconds_count' 20
+	# 20 sleeps of 10 ms: all in (8.192, 16.384] ms, so Prometheus
+	# interpolates the median to 12.288 ms; the sum is 20 x 10.x ms.
+	v=$(promql 'histogram_quantile(0.5, bpfscope_funclatency_call_seconds_bucket)')
+	echo "median $v"
+	within "$v" 0.008192 0.016384
+	within "$(promql 'bpfscope_funclatency_call_seconds_sum')" 0.200 0.280
+	run promql 'bpfscope_funclatency_call_seconds_count{function="'"$WL/funcs:slow_func"'"}'
+	assert_output 20
+	check_exposition
+	stop_exporter
+}
+
+@test "prometheus: biolatency -D, rate(_count) of 50 requests a second on a loop device, and its exact total" {
+	require_bpf
+	truncate -s 16M "$T/img"
+	LOOP=$(losetup -f --show "$T/img")
+	exporter biolatency -D
+	prometheus_start
+	until_scraped "count(bpfscope_biolatency_io_seconds_count)" 1
+	start=$(date +%s.%N)
+	# 300 reads of 4 KiB, 20 ms apart: 6 s at a little under 50 a second.
+	"$WL/dio" "$LOOP" read 300 4096 20
+	end=$(date +%s.%N)
+	until_scraped "bpfscope_biolatency_io_seconds_count{disk=\"${LOOP#/dev/}\"}" 300
+	mid=$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", (s + e) / 2 + 1 }')
+	v=$(promql "rate(bpfscope_biolatency_io_seconds_count{disk=\"${LOOP#/dev/}\"}[3s])" "$mid")
+	real=$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.1f", 300 / (e - s) }')
+	echo "rate $v, the workload's $real"
+	within "$v" "$(awk -v r="$real" 'BEGIN { print r * 0.8 }')" "$(awk -v r="$real" 'BEGIN { print r * 1.2 }')"
+	# A loop device's O_DIRECT read of 4 KiB takes well under 20 ms here.
+	within "$(promql "histogram_quantile(0.5, bpfscope_biolatency_io_seconds_bucket{disk=\"${LOOP#/dev/}\"})")" 0.000001 0.02
+	check_exposition
+	stop_exporter
+}
+
+@test "prometheus: runqlat -L counts every wakeup of a sleeper, labelled by tid and comm" {
+	require_bpf
+	"$WL/runq_contend" -g -n 100 -s 2 > "$T/w" &
+	WPID=$!
+	wait_for_line "$T/w" '^pid '
+	exporter runqlat -L -p "$WPID"
+	prometheus_start
+	until_scraped 'up' 1
+	kill -USR1 "$WPID"
+	wait "$WPID"
+	WPID=
+	tid=$(awk '/^sleeper/ { print $2 }' "$T/w")
+	sleep 3
+	n=$(promql "bpfscope_runqlat_wait_seconds_count{tid=\"$tid\",comm=\"runq_contend\"}")
+	echo "sleeper $tid: $n waits"
+	# Its 100 sleeps and first wakeup, and a preemption or few (tests/runqlat.bats).
+	untraced=$(curl -s "http://127.0.0.1:$PORT/metrics" |
+		awk '/^bpfscope_runqlat_lost_total\{reason="waits_dropped_switch_untraced"\}/ { print $2 }')
+	[ "$n" -ge $((101 - untraced)) ] && [ "$n" -le 105 ] || fail "sleeper count $n, lost $untraced"
+	check_exposition
+	stop_exporter
+}
+
+@test "prometheus: label sets beyond --prometheus-series are added up in [other], and counted" {
+	require_bpf
+	exporter cachestat -P --prometheus-series 3
+	for i in $(seq 8); do cat "$BIN/runqlat" > /dev/null; done
+	sleep 2.5
+	check_exposition
+	# Three processes of their own, the rest together.
+	run grep -c '^bpfscope_cachestat_lookups_total{pid="[0-9]*"' "$T/metrics"
+	assert_output 3
+	assert_line --index 0 3
+	run grep -E '^bpfscope_cachestat_lookups_total\{pid="\[other\]",comm="\[other\]"\} [1-9]' "$T/metrics"
+	assert_success
+	run grep -E '^bpfscope_cachestat_folded_total\{metric="bpfscope_cachestat_lookups_total"\} [1-9]' "$T/metrics"
+	assert_success
+	# Counters never go back.
+	a=$(awk '/^bpfscope_cachestat_lookups_total\{pid="\[other\]"/ { print $2 }' "$T/metrics")
+	sleep 1.5
+	b=$(curl -sf "http://127.0.0.1:$PORT/metrics" | awk '/^bpfscope_cachestat_lookups_total\{pid="\[other\]"/ { print $2 }')
+	[ "$b" -ge "$a" ]
+	stop_exporter
+}
+
+@test "prometheus: readdirlat -D labels directories, escaping what their names hold" {
+	require_bpf
+	d=$T/$'quote"back\\slash\x07'
+	mkdir -p "$d"
+	touch "$d/f1" "$d/f2"
+	exporter readdirlat -D
+	"$WL/lsdir" "$d" 32768 5 > /dev/null
+	sleep 2.5
+	check_exposition
+	run grep -F 'dir="'"$T"'/quote\"back\\slash\\x07"' "$T/metrics"
+	assert_success
+	stop_exporter
+}
+
+@test "prometheus: clients that never read, stop halfway or send too much stall neither the tool nor the scrapes" {
+	require_bpf
+	exporter runqlat -P
+	python3 - "$PORT" > "$T/hostile.out" 2>&1 <<-'EOF' &
+	import socket, sys, time
+	port = int(sys.argv[1])
+	held = []
+	for i in range(3):	# ask, and never read the answer
+	    s = socket.create_connection(("127.0.0.1", port))
+	    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+	    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * 50)
+	    held.append(s)
+	for i in range(2):	# a request that never ends
+	    s = socket.create_connection(("127.0.0.1", port))
+	    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+	    held.append(s)
+	s = socket.create_connection(("127.0.0.1", port))	# headers bigger than allowed
+	try:
+	    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 1000000 + b"\r\n\r\n")
+	except OSError as e:
+	    print("refused:", e)
+	print("holding", flush=True)
+	time.sleep(30)
+	EOF
+	HPID=$!
+	wait_for_line "$T/hostile.out" holding 10
+	# Meanwhile the tool keeps collecting, answers others at once, and its
+	# memory stays flat once the held connections have their answers.
+	for i in 1 2 3 4 5 6; do
+		run timeout 2 curl -sf "http://127.0.0.1:$PORT/metrics"
+		assert_success
+		c[i]=$(echo "$output" | awk '/^bpfscope_runqlat_wait_seconds_count/ { n += $2 } END { print n + 0 }')
+		rss[i]=$(awk '/^VmRSS/ { print $2 }' "/proc/$XPID/status")
+		sleep 1
+	done
+	echo "counts ${c[*]}; rss ${rss[*]} kB"
+	[ "${c[6]}" -gt "${c[1]}" ]
+	[ "${rss[6]}" -le $((rss[3] + 1024)) ]
+	stop_exporter
+}
+
+@test "prometheus: a bad or busy address is a clear error; the moot options are named" {
+	require_bpf
+	run "$BIN/runqlat" --prometheus 'nohost:x'
+	assert_failure 1
+	assert_line "runqlat: --prometheus 'nohost:x': expected [ADDR:]PORT, e.g. 9100, 0.0.0.0:9100 or [::1]:9100"
+	exporter runqlat
+	run timeout 10 "$BIN/runqlat" --prometheus "$PORT"
+	assert_failure 1
+	assert_line "runqlat: --prometheus: cannot listen on $PORT: Address already in use"
+	run timeout 3 "$BIN/biolatency" --prometheus 0 --json -T 5 3
+	assert_line --partial "biolatency: --prometheus serves all that was counted since start; --json, -T, the interval and the count are ignored"
+	stop_exporter
+	run "$BIN/runqlat" --prometheus ''
+	assert_failure 2
+}
