@@ -124,7 +124,7 @@ int offcpu__check_target(void)
 
 int offcpu__check_files(size_t key_size)
 {
-	return stackreport__check_files(stack_opts.svg, stack_opts.pprof) ?:
+	return stackreport__check_files(stack_opts.svg, stack_opts.pprof, stack_opts.pprof_dir) ?:
 	       tool__check_map_memory("--stack-storage-size", offcpu.stack_storage,
 				      STACKREAD_ENTRY_BYTES) ?:
 	       tool__check_map_memory("--hash-storage-size", offcpu.hash_storage,
@@ -183,6 +183,8 @@ int offcpu__report_init(struct stackreport *r, const struct cli *cli, struct sym
 		.folded = offcpu.folded,
 		.svg = stack_opts.svg,
 		.pprof = stack_opts.pprof,
+		.pprof_dir = stack_opts.pprof_dir,
+		.pprof_keep = stack_opts.pprof_keep,
 		.profile = { .type = "offcpu", .unit = "microseconds", .period_type = "offcpu",
 			     .period_unit = "microseconds", .period = 1,
 			     .time_nanos = (int64_t)time(NULL) * 1000000000 },

@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Parsing the options the stack tools share, once. */
 #include "cli.h"
+#include "run.h"
 #include "stackopts.h"
 #include "tool.h"
 
-enum { KEY_SVG = CLI_KEY_TOOL + 0x200, KEY_PPROF, KEY_UNWIND, KEY_UNWIND_MEMORY, KEY_DEBUGINFOD };
+enum {
+	KEY_SVG = CLI_KEY_TOOL + 0x200, KEY_PPROF, KEY_UNWIND, KEY_UNWIND_MEMORY, KEY_DEBUGINFOD,
+	KEY_PPROF_DIR, KEY_PPROF_INTERVAL, KEY_PPROF_KEEP,
+};
 
 struct stack_opts stack_opts = {
 	.unwind = { .method = UNWIND_AUTO, .memory_mb = UNWIND_DEFAULT_MEMORY_MB },
+	.pprof_interval = 60,
+	.pprof_keep = 60,
 };
 
 static const struct argp_option options[] = {
@@ -18,6 +24,13 @@ static const struct argp_option options[] = {
 	  "default), dwarf (call-frame information) or fp (frame pointers only)" },
 	{ "unwind-memory", KEY_UNWIND_MEMORY, "MB", 0,
 	  "Kernel memory for the unwind tables of binaries and processes (default 32)" },
+	{ "pprof-dir", KEY_PPROF_DIR, "DIR", 0,
+	  "Keep running and write a gzipped pprof profile into DIR every --pprof-interval, "
+	  "named by its start (TOOL-YYYYmmddTHHMMSSZ.pb.gz): continuous profiles" },
+	{ "pprof-interval", KEY_PPROF_INTERVAL, "SECONDS", 0,
+	  "What each --pprof-dir profile covers (default 60)" },
+	{ "pprof-keep", KEY_PPROF_KEEP, "N", 0,
+	  "--pprof-dir profiles kept; older ones are removed (default 60)" },
 	{ "debuginfod", KEY_DEBUGINFOD, "SECONDS", OPTION_ARG_OPTIONAL,
 	  "Fetch missing debug files from $DEBUGINFOD_URLS, for at most SECONDS in all "
 	  "(default 30)" },
@@ -29,6 +42,19 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case KEY_SVG: stack_opts.svg = arg; break;
 	case KEY_PPROF: stack_opts.pprof = arg; break;
+	case KEY_PPROF_DIR:
+		if (!*arg)
+			argp_error(state, "--pprof-dir needs a directory");
+		stack_opts.pprof_dir = arg;
+		break;
+	case KEY_PPROF_INTERVAL:
+		stack_opts.pprof_interval = cli__parse_seconds(state, "--pprof-interval", arg);
+		stack_opts.pprof_interval_given = true;
+		break;
+	case KEY_PPROF_KEEP:
+		stack_opts.pprof_keep = cli__parse_ulong(state, "--pprof-keep", arg, 1, 1000000);
+		stack_opts.pprof_keep_given = true;
+		break;
 	case KEY_UNWIND:
 		stack_opts.unwind.method = unwind__parse_method(state, arg);
 		stack_opts.unwind_given = true;
@@ -62,6 +88,22 @@ void stack_opts__warn_ignored(const struct stack_view *v)
 				   stack_opts.debuginfod ? "--debuginfod" : NULL);
 	else if (stack_opts.unwind.method == UNWIND_FP)
 		tool__warn_ignored("--unwind=fp keeps no unwind tables", memory);
-	if (v->folded)
+	if (stack_opts.pprof_dir) {
+		tool__warn_ignored("--pprof-dir writes profiles, and prints no report",
+				   stack_opts.svg ? "--svg" : NULL, stack_opts.pprof ? "--pprof" : NULL,
+				   v->folded ? "-f" : NULL, v->json ? "--json" : NULL);
+		stack_opts.svg = stack_opts.pprof = NULL;
+	} else {
+		tool__warn_ignored("without --pprof-dir there is one report, at the end",
+				   stack_opts.pprof_interval_given ? "--pprof-interval" : NULL,
+				   stack_opts.pprof_keep_given ? "--pprof-keep" : NULL);
+	}
+	if (v->folded && !stack_opts.pprof_dir)
 		tool__warn_ignored("-f prints folded lines", v->json ? "--json" : NULL);
+}
+
+void stack_opts__run(struct run *r)
+{
+	if (stack_opts.pprof_dir)
+		r->interval = stack_opts.pprof_interval;
 }

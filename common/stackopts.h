@@ -13,11 +13,18 @@ struct stack_opts {
 	unsigned int debuginfod;	/* --debuginfod[=SECONDS]; 0: off */
 	struct unwind_opts unwind;	/* --unwind, --unwind-memory */
 	bool unwind_given, unwind_memory_given;
+	const char *pprof_dir;		/* --pprof-dir DIR: continuous profiles */
+	unsigned int pprof_interval;	/* --pprof-interval, seconds */
+	unsigned int pprof_keep;	/* --pprof-keep, files */
+	bool pprof_interval_given, pprof_keep_given;
 };
 
 extern struct stack_opts stack_opts;
 
-/* An argp group for cli's @group: --svg, --pprof, --unwind, --unwind-memory, --debuginfod. */
+/*
+ * An argp group for cli's @group: --svg, --pprof, --pprof-dir,
+ * --pprof-interval, --pprof-keep, --unwind, --unwind-memory, --debuginfod.
+ */
 extern const struct argp stack_opts_argp;
 
 /* What a stack tool was asked to print, for stack_opts__warn_ignored(). */
@@ -30,8 +37,14 @@ struct stack_view {
 /*
  * Warns of the options that the others make moot: -d beside one kind of
  * stack, -a without kernel stacks, the user-stack options with -K or
- * --unwind=fp, --json beside -f (folded output wins).
+ * --unwind=fp, --json beside -f (folded output wins), the outputs beside
+ * --pprof-dir and its options without it.
  */
 void stack_opts__warn_ignored(const struct stack_view *v);
+
+struct run;
+
+/* With --pprof-dir, a report (a profile file) every --pprof-interval. */
+void stack_opts__run(struct run *r);
 
 #endif

@@ -23,12 +23,21 @@ struct module_name {
 
 #define MODULE_NAME_BUCKETS 256
 
+/* A set of stack keys, open addressing; 0 (STACK_NONE) is never a stored key. */
+struct keyset {
+	__u64 *keys;
+	size_t cap, n;		/* cap: a power of two, at least twice the map's size */
+};
+
 struct stackread {
 	struct syms *syms;
 	int fd;
 	struct stack_trace trace;
 	uint64_t missed;
 	struct module_name *modules[MODULE_NAME_BUCKETS];
+	/* stackread__prune(): keys read since the last prune, and the map's keys then. */
+	bool pruning;
+	struct keyset read, before;
 };
 
 struct stackread *stackread__new(struct syms *syms, int stack_map_fd)
@@ -46,6 +55,8 @@ void stackread__free(struct stackread *st)
 {
 	if (!st)
 		return;
+	free(st->read.keys);
+	free(st->before.keys);
 	for (size_t i = 0; i < MODULE_NAME_BUCKETS; i++)
 		for (struct module_name *m = st->modules[i], *next; m; m = next) {
 			next = m->next;
@@ -69,10 +80,102 @@ uint64_t stackread__missed(const struct stackread *st)
 	return st->missed;
 }
 
+static void keyset_add(struct keyset *ks, __u64 key)
+{
+	size_t i;
+
+	if (!ks->keys || ks->n >= ks->cap / 2)
+		return;
+	for (i = key & (ks->cap - 1); ks->keys[i]; i = (i + 1) & (ks->cap - 1))
+		if (ks->keys[i] == key)
+			return;
+	ks->keys[i] = key;
+	ks->n++;
+}
+
+static bool keyset_has(const struct keyset *ks, __u64 key)
+{
+	if (!ks->keys)
+		return false;
+	for (size_t i = key & (ks->cap - 1); ks->keys[i]; i = (i + 1) & (ks->cap - 1))
+		if (ks->keys[i] == key)
+			return true;
+	return false;
+}
+
+static void keyset_clear(struct keyset *ks)
+{
+	if (ks->keys)
+		memset(ks->keys, 0, ks->cap * sizeof(*ks->keys));
+	ks->n = 0;
+}
+
+static int keyset_init(struct keyset *ks, size_t entries)
+{
+	ks->cap = 16;
+	while (ks->cap < 2 * entries + 2)
+		ks->cap *= 2;
+	ks->keys = calloc(ks->cap, sizeof(*ks->keys));
+	return ks->keys ? 0 : -ENOMEM;
+}
+
+int stackread__prune(struct stackread *st)
+{
+	__u64 key, prev = 0, *stale = NULL;
+	size_t nstale = 0, cap = 0;
+	bool first = true;
+	int err = 0;
+
+	if (!st->pruning) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+
+		err = bpf_obj_get_info_by_fd(st->fd, &info, &len);
+		if (!err)
+			err = keyset_init(&st->read, info.max_entries);
+		if (!err)
+			err = keyset_init(&st->before, info.max_entries);
+		if (err)
+			return err;
+		st->pruning = true;
+	}
+	/* Stacks there at the last prune and read for no count since: stale. */
+	while (!bpf_map_get_next_key(st->fd, first ? NULL : &prev, &key)) {
+		first = false;
+		prev = key;
+		if (!keyset_has(&st->before, key) || keyset_has(&st->read, key))
+			continue;
+		if (nstale == cap) {
+			__u64 *t = realloc(stale, (cap = cap ? 2 * cap : 256) * sizeof(*t));
+
+			if (!t) {
+				err = -ENOMEM;
+				break;
+			}
+			stale = t;
+		}
+		stale[nstale++] = key;
+	}
+	for (size_t i = 0; i < nstale; i++)
+		bpf_map_delete_elem(st->fd, &stale[i]);
+	free(stale);
+	keyset_clear(&st->read);
+	keyset_clear(&st->before);
+	first = true;
+	while (!bpf_map_get_next_key(st->fd, first ? NULL : &prev, &key)) {
+		first = false;
+		prev = key;
+		keyset_add(&st->before, key);
+	}
+	return err;
+}
+
 static int read_ips(struct stackread *st, __u64 key)
 {
 	int n = 0;
 
+	if (st->pruning)
+		keyset_add(&st->read, key);
 	if (key == STACK_LOST || bpf_map_lookup_elem(st->fd, &key, &st->trace))
 		return -ENOENT;
 	while (n < STACK_MAX_DEPTH && st->trace.ips[n])

@@ -40,6 +40,15 @@ void stackread__free(struct stackread *st);
 int stackread__kernel(struct stackread *st, __u64 key, struct frame *out);
 int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key, struct frame *out);
 
+/*
+ * For runs without end (--pprof-dir): deletes from the stacks map those
+ * that were there at the last call and that no count read since used, so
+ * the map never fills with stacks of the past. A stack that comes back
+ * just as it is deleted is missed once, and counted (stackread__missed).
+ * The first call only notes what the map holds. 0 or negative errno.
+ */
+int stackread__prune(struct stackread *st);
+
 /* A random seed for the BPF side's stack hashes (its stack_seed). */
 __u64 stackread__seed(void);
 

@@ -15,6 +15,7 @@
 #include "escape.h"
 #include "json.h"
 #include "outfile.h"
+#include "pprofdir.h"
 #include "stack_key.h"
 #include "stackreport.h"
 #include "stackread.h"
@@ -193,8 +194,12 @@ static int cmp_record(const void *a, const void *b)
 	return (x->value > y->value) - (x->value < y->value);
 }
 
-/* Every count of the map, smallest first (bcc prints the largest last). */
-static int read_counts(struct stackreport *r, struct record ***out, size_t *nout)
+/*
+ * Every count of the map, smallest first (bcc prints the largest last);
+ * with @take, each taken out of the map at once (lookup and delete), so
+ * that no count is in two reports or in none.
+ */
+static int read_counts(struct stackreport *r, struct record ***out, size_t *nout, bool take)
 {
 	size_t ks = key_size(r), n = 0, cap = 0;
 	struct record **all = NULL, *rec = NULL;
@@ -233,6 +238,14 @@ static int read_counts(struct stackreport *r, struct record ***out, size_t *nout
 		rec = NULL;
 	}
 	free(rec);
+	/* Deleted after the walk: a hash map's walk restarts at a key that is gone. */
+	for (size_t i = 0; take && !err && i < n; i++) {
+		if (!bpf_map_lookup_and_delete_elem(r->counts_fd, all[i]->key, &all[i]->value))
+			continue;
+		/* Hash maps could not before Linux 5.14: then what was read, a count or two short. */
+		if (errno != ENOENT)
+			bpf_map_delete_elem(r->counts_fd, all[i]->key);
+	}
 	if (err) {
 		for (size_t i = 0; i < n; i++)
 			free(all[i]);
@@ -293,12 +306,12 @@ int stackreport__print(struct stackreport *r)
 	size_t n = 0;
 	int err;
 
-	err = read_counts(r, &all, &n);
+	err = read_counts(r, &all, &n, r->pprof_dir);
 	if (err) {
 		pr_err("cannot read the counts: %s", strerror(-err));
 		return err;
 	}
-	if (r->folded || files) {
+	if (r->folded || files || r->pprof_dir) {
 		set = stackset__new();
 		for (size_t i = 0; set && i < n; i++) {
 			if (stackset__add(set, f, o->fold(r, all[i]->key, f), all[i]->value)) {
@@ -312,6 +325,12 @@ int stackreport__print(struct stackreport *r)
 			goto out;
 		}
 		stackset__sort(set);
+	}
+	if (r->pprof_dir) {
+		err = pprofdir__write(r->pprof_dir, set, &r->profile, r->pprof_keep);
+		if (!err)
+			err = stackread__prune(r->stacks);
+		goto out;
 	}
 	if (r->folded) {
 		stackset__write_folded(set, stdout);
@@ -381,10 +400,12 @@ void stackreport__check_args(struct argp_state *state, const char *svg, const ch
 		argp_error(state, "--pprof needs a file name ('-' for the standard output)");
 }
 
-int stackreport__check_files(const char *svg, const char *pprof)
+int stackreport__check_files(const char *svg, const char *pprof, const char *pprof_dir)
 {
 	int err = 0;
 
+	if (pprof_dir)
+		return pprofdir__check(pprof_dir);
 	if (svg)
 		err = outfile__check(svg);
 	if (!err && pprof)

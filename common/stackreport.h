@@ -55,6 +55,13 @@ struct stackreport {
 	bool annotate_kernel;		/* -a: "_[k]" after kernel frames */
 	bool folded;			/* -f */
 	const char *svg, *pprof;	/* --svg FILE, --pprof FILE; "-" is stdout */
+	/*
+	 * --pprof-dir: each report is a profile file in this directory, of
+	 * what was counted since the last (profile.time_nanos on), taken out
+	 * of the maps; at most @pprof_keep files are kept.
+	 */
+	const char *pprof_dir;
+	unsigned int pprof_keep;
 	const char *json_value;		/* the JSON name of a count: "samples", "total_us" */
 	struct flamegraph_opts flamegraph;
 	struct pprof_opts profile;
@@ -92,7 +99,7 @@ void stackreport__print_frames(const struct frame *f, size_t n);
 void stackreport__check_args(struct argp_state *state, const char *svg, const char *pprof,
 			     bool stdout_taken);
 
-/* Before tracing: can the files be written? Says why not; 0 or negative errno. */
-int stackreport__check_files(const char *svg, const char *pprof);
+/* Before tracing: can the files be written (in @pprof_dir)? Says why not; 0 or negative errno. */
+int stackreport__check_files(const char *svg, const char *pprof, const char *pprof_dir);
 
 #endif

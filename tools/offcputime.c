@@ -123,6 +123,7 @@ int main(int argc, char **argv)
 
 	offcpu__banner(&cli, "off-CPU time");
 	run__init(&run, &cli);
+	stack_opts__run(&run);
 	run.report = report;
 	run.tick = tick;
 	run.ctx = &o;

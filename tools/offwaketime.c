@@ -201,6 +201,7 @@ int main(int argc, char **argv)
 		"offwaketime: blocked stack, --, the waker's stack reversed; microseconds", "us" };
 	offcpu__banner(&cli, "blocked time");
 	run__init(&run, &cli);
+	stack_opts__run(&run);
 	run.report = report;
 	run.tick = tick;
 	run.ctx = &o;

@@ -239,7 +239,7 @@ int main(int argc, char **argv)
 		pr_err("tid %d: no such thread", env.tid);
 		return EXIT_RUNTIME;
 	}
-	if (stackreport__check_files(stack_opts.svg, stack_opts.pprof) ||
+	if (stackreport__check_files(stack_opts.svg, stack_opts.pprof, stack_opts.pprof_dir) ||
 	    tool__check_map_memory("--stack-storage-size", env.stack_storage, STACKREAD_ENTRY_BYTES) ||
 	    tool__check_map_memory("--hash-storage-size", env.hash_storage,
 				   sizeof(struct stack_key) + sizeof(__u64) + STACKREAD_MAP_OVERHEAD))
@@ -327,6 +327,8 @@ int main(int argc, char **argv)
 		.folded = env.folded,
 		.svg = stack_opts.svg,
 		.pprof = stack_opts.pprof,
+		.pprof_dir = stack_opts.pprof_dir,
+		.pprof_keep = stack_opts.pprof_keep,
 		.json_value = "samples",
 		.flamegraph = { title, sub, "samples" },
 		.profile = {
@@ -347,6 +349,7 @@ int main(int argc, char **argv)
 	banner();
 
 	run__init(&run, &cli);
+	stack_opts__run(&run);
 	run.report = report;
 	run.tick = tick;
 	run.ctx = &p;

@@ -1,0 +1,201 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# --pprof-dir: continuous profiles from profile, offcputime and offwaketime.
+# Each file loads in go tool pprof, the files cover the run with no gap and
+# no overlap (each one's time plus duration is the next one's time, to the
+# nanosecond), together they hold what the workload did, at most
+# --pprof-keep of them stay, and a run without end does not fill the
+# stacks map with the past.
+
+load helpers
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	mkdir -p "$T/pd"
+}
+
+teardown() {
+	stop_bg ${WPID:-} ${XPID:-}
+	for t in profile offcputime offwaketime; do
+		assert_nothing_loaded "$t"
+	done
+}
+
+# times FILE...: "time_nanos duration_nanos samples" of each profile, from
+# its protobuf (go tool pprof rounds the duration).
+times() {
+	python3 - "$@" <<-'EOF'
+	import gzip, sys
+	def varint(b, i):
+	    v = s = 0
+	    while True:
+	        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
+	        if c < 0x80: return v, i
+	for path in sys.argv[1:]:
+	    b = gzip.open(path).read(); i = 0; f = {}; samples = 0
+	    while i < len(b):
+	        key, i = varint(b, i); field, wt = key >> 3, key & 7
+	        if wt == 0: v, i = varint(b, i); f[field] = v
+	        elif wt == 2:
+	            n, i = varint(b, i); i += n
+	            samples += field == 2
+	        elif wt == 1: i += 8
+	        elif wt == 5: i += 4
+	    print(f.get(9, 0), f.get(10, 0), samples)
+	EOF
+}
+
+# contiguous FILE...: each profile starts where the one before ended.
+contiguous() {
+	times "$@" | awk 'NR > 1 && $1 != end { print "gap or overlap before profile " NR ": " $1 " != " end; bad = 1 }
+		{ end = $1 + $2 } END { exit bad }'
+}
+
+# value FILE REGEX: the first sample value of stacks through a function matching REGEX.
+value() {
+	go tool pprof -raw -focus="$2" "$1" 2>/dev/null |
+		awk '/^Samples:/ { s = 1 } /^Locations/ { s = 0 } s && /^ +[0-9]+( +[0-9]+)*: / { n += $1 }
+			END { print n + 0 }'
+}
+
+@test "pprof-dir: profile writes a profile a second, contiguous, each loading in go tool pprof, all samples kept" {
+	require_bpf
+	"$WL/spin" 6 > "$T/w" &
+	WPID=$!
+	wait_for_line "$T/w" '^pid '
+	run timeout 30 "$BIN/profile" -p "$WPID" -F 99 --pprof-dir "$T/pd" --pprof-interval 1 5
+	assert_success
+	refute_output --partial "written to"
+	files=("$T"/pd/profile-*Z.pb.gz)
+	echo "${#files[@]} files"
+	[ "${#files[@]}" -ge 5 ] && [ "${#files[@]}" -le 6 ]
+	contiguous "${files[@]}"
+	total=0
+	for f in "${files[@]}"; do
+		run go tool pprof -top "$f"
+		assert_success
+		total=$((total + $(value "$f" 'spin_(heavy|light)')))
+	done
+	# 5 seconds of one busy thread at 99 Hz: every sample in exactly one file.
+	echo "spin samples: $total"
+	[ "$total" -ge 400 ] && [ "$total" -le 520 ]
+	# Named by their start, in UTC, and the last ends when the run did.
+	last=$(times "${files[-1]}")
+	end=$(( ${last%% *} + $(echo "$last" | cut -d' ' -f2) ))
+	now=$(date +%s%N)
+	[ $((now - end)) -lt 3000000000 ]
+	first=$(basename "${files[0]}" .pb.gz)
+	start=$(times "${files[0]}" | cut -d' ' -f1)
+	[ "${first#profile-}" = "$(date -u -d "@$((start / 1000000000))" +%Y%m%dT%H%M%SZ)" ]
+}
+
+@test "pprof-dir: offcputime's profiles add up to the workload's off-CPU time" {
+	require_bpf
+	"$WL/offcpu" sleep 40 50 > "$T/w" &
+	WPID=$!
+	wait_for_line "$T/w" '^pid '
+	"$BIN/offcputime" -p "$WPID" --pprof-dir "$T/pd" --pprof-interval 1 > "$T/out" 2> "$T/err" &
+	XPID=$!
+	wait_for_line "$T/out" Tracing
+	kill -USR1 "$WPID"
+	wait_for_line "$T/w" '^done' 20
+	sleep 1.5
+	kill -INT "$XPID"
+	wait "$XPID"
+	XPID=
+	files=("$T"/pd/offcputime-*Z.pb.gz)
+	[ "${#files[@]}" -ge 2 ]
+	contiguous "${files[@]}"
+	total=0
+	for f in "${files[@]}"; do
+		total=$((total + $(value "$f" offcpu_sleeper)))
+	done
+	# 40 sleeps of 50 ms: 2,000,000 us, and a little more for each wakeup,
+	# less what the tool said it dropped (README, Known issues).
+	lost=$(unseen_returns "$T/err")
+	echo "off-CPU $total us, $lost periods dropped"
+	[ "$total" -ge $(( (40 - lost) * 50000 )) ] && [ "$total" -le 2400000 ]
+}
+
+@test "pprof-dir: --pprof-keep leaves the newest, and removes no file it did not write" {
+	require_bpf
+	# Someone else's files, and a link, that look like ours.
+	touch "$T/pd/profile-20000101T000000Z.pb.gz" "$T/pd/notes.txt"
+	chown 65534 "$T/pd/profile-20000101T000000Z.pb.gz"
+	ln -s /etc/passwd "$T/pd/profile-20000101T000001Z.pb.gz"
+	touch "$T/pd/profile-20000101T000002Z.pb.gz"	# ours, and the oldest
+	run timeout 30 "$BIN/profile" -F 49 --pprof-dir "$T/pd" --pprof-interval 1 --pprof-keep 2 5
+	assert_success
+	run ls "$T/pd"
+	echo "$output"
+	[ "$(ls "$T"/pd/profile-2026*Z.pb.gz "$T"/pd/profile-2[1-9]*Z.pb.gz 2> /dev/null | wc -l)" -eq 2 ] ||
+		[ "$(ls "$T"/pd/profile-*Z.pb.gz | grep -vc 2000010100000)" -eq 2 ]
+	assert_line profile-20000101T000000Z.pb.gz
+	assert_line profile-20000101T000001Z.pb.gz
+	refute_line profile-20000101T000002Z.pb.gz
+	assert_line notes.txt
+	[ -L "$T/pd/profile-20000101T000001Z.pb.gz" ]
+	run stat -c %s /etc/passwd
+	[ "$output" -gt 0 ]
+}
+
+@test "pprof-dir: stacks of the past leave the map, so a run without end keeps room for new ones" {
+	require_bpf
+	# Twice 700 distinct stacks (two processes: two address layouts), one
+	# after the other, in a map for 1,024: room only if the first ones go.
+	"$BIN/offcputime" --stack-storage-size 1024 -U --pprof-dir "$T/pd" --pprof-interval 1 \
+		> "$T/out" 2> "$T/err" &
+	XPID=$!
+	wait_for_line "$T/out" Tracing
+	for round in 1 2; do
+		"$WL/manystacks" sleep 700 > "$T/w$round" &
+		WPID=$!
+		wait_for_line "$T/w$round" '^pid '
+		kill -USR1 "$WPID"
+		wait "$WPID"
+		WPID=
+		# Two collections: the first takes the counts, the second finds the stacks stale.
+		sleep 2.5
+	done
+	kill -INT "$XPID"
+	wait "$XPID"
+	XPID=
+	cat "$T/err"
+	run grep -E "stack traces lost|Missed" "$T/err"
+	assert_failure
+	paths=0
+	for f in "$T"/pd/offcputime-*Z.pb.gz; do
+		paths=$((paths + $(go tool pprof -raw -focus=run_path "$f" 2>/dev/null |
+			awk '/^Samples:/ { s = 1 } /^Locations/ { s = 0 } s && /^ +[0-9]+( +[0-9]+)*: / { n++ } END { print n + 0 }')))
+		run go tool pprof -raw "$f"
+		refute_output --partial "Missed"
+	done
+	echo "$paths stacks through run_path"
+	[ "$paths" -ge 1400 ]
+}
+
+@test "pprof-dir: offwaketime too; errors and moot options" {
+	require_bpf
+	run timeout 20 "$BIN/offwaketime" --pprof-dir "$T/pd" --pprof-interval 1 2
+	assert_success
+	files=("$T"/pd/offwaketime-*Z.pb.gz)
+	[ "${#files[@]}" -ge 2 ]
+	contiguous "${files[@]}"
+	run go tool pprof -top "${files[0]}"
+	assert_success
+
+	run "$BIN/profile" --pprof-dir "$T/nowhere" 1
+	assert_failure 1
+	assert_output "profile: --pprof-dir $T/nowhere: No such file or directory"
+	run "$BIN/profile" --pprof-dir /etc/passwd 1
+	assert_failure 1
+	assert_output "profile: --pprof-dir /etc/passwd: not a directory"
+	run "$BIN/offcputime" --pprof-dir ''
+	assert_failure 2
+	run timeout 20 "$BIN/profile" -F 49 -f --svg "$T/x.svg" --pprof-dir "$T/pd" 1
+	assert_success
+	assert_line "profile: --pprof-dir writes profiles, and prints no report; --svg and -f are ignored"
+	[ ! -e "$T/x.svg" ]
+	run timeout 20 "$BIN/profile" -F 49 --pprof-keep 3 1
+	assert_line "profile: without --pprof-dir there is one report, at the end; --pprof-keep is ignored"
+}
