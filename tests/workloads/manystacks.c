@@ -4,7 +4,10 @@
  * main -> run_path -> ms17_x -> ... -> ms1_x -> the leaf, each x (a or b)
  * chosen by one bit of P, so every path is a different stack.
  * usage: manystacks spin PATHS SECONDS  -- burns CPU in every path in turn
- *        manystacks sleep PATHS          -- each path sleeps 50 us, once
+ *        manystacks sleep PATHS [ROUNDS] -- each path sleeps 50 us, once; with
+ *                                           ROUNDS, the next PATHS paths at
+ *                                           each SIGUSR1 after the first, each
+ *                                           round ending in "round N"
  *        manystacks pipe PATHS           -- a reader blocks in each path on
  *                                           a pipe; a writer, in the same
  *                                           path, wakes it
@@ -163,9 +166,19 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	sigwait(&set, &sig);
 	if (!strcmp(argv[1], "sleep")) {
+		unsigned int rounds = argc > 3 ? atoi(argv[3]) : 1;
+
+		if (!rounds || rounds * paths > MAX_PATHS)
+			return 2;
 		leaf = manystacks_sleep;
-		for (unsigned int p = 0; p < paths; p++)
-			run_path(p);
+		for (unsigned int r = 0; r < rounds; r++) {
+			if (r)
+				sigwait(&set, &sig);
+			for (unsigned int p = r * paths; p < (r + 1) * paths; p++)
+				run_path(p);
+			printf("round %u\n", r + 1);
+			fflush(stdout);
+		}
 	} else {
 		leaf = manystacks_read;
 		reader_tid = syscall(SYS_gettid);

@@ -58,7 +58,9 @@ esac
 dd if=/dev/zero of="$cs_data" bs=1048576 count=64 2> /dev/null
 sync
 verdicts=""
-for method in tracepoint fentry kprobe; do
+# kprobes before fentry: on 5.10 a kretprobe attached right after fexit
+# programs on the same function left it saw no returns (README, Known issues).
+for method in tracepoint kprobe fentry; do
 	if ! "$BIN/cachestat" --method $method 1 1 > "$cs_out" 2> "$cs_err"; then
 		# Not on this kernel: the harness decides whether that is fine
 		# here, as long as cachestat says why.
