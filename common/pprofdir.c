@@ -36,12 +36,12 @@ int pprofdir__check(const char *dir)
 	return 0;
 }
 
-/* One of ours: TOOL-<15 characters of time>Z.pb.gz. */
+/* One of ours: TOOL-YYYYmmddTHHMMSS.mmmZ.pb.gz. */
 static int is_ours(const struct dirent *d)
 {
 	size_t len = strlen(tool_name), n = strlen(d->d_name);
 
-	return n == len + 1 + 16 + strlen(SUFFIX) && !strncmp(d->d_name, tool_name, len) &&
+	return n == len + 1 + 20 + strlen(SUFFIX) && !strncmp(d->d_name, tool_name, len) &&
 	       d->d_name[len] == '-' && !strcmp(d->d_name + n - strlen(SUFFIX), SUFFIX);
 }
 
@@ -76,6 +76,7 @@ int pprofdir__write(const char *dir, const struct stackset *set, struct pprof_op
 {
 	struct timespec now;
 	time_t start = opts->time_nanos / 1000000000;
+	int ms = opts->time_nanos / 1000000 % 1000;
 	char path[PATH_MAX], stamp[32];
 	struct outfile *o;
 	struct tm tm;
@@ -84,8 +85,9 @@ int pprofdir__write(const char *dir, const struct stackset *set, struct pprof_op
 	clock_gettime(CLOCK_REALTIME, &now);
 	opts->duration_nanos = now.tv_sec * 1000000000LL + now.tv_nsec - opts->time_nanos;
 	gmtime_r(&start, &tm);
-	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
-	if (snprintf(path, sizeof(path), "%s/%s-%s" SUFFIX, dir, tool_name, stamp) >= (int)sizeof(path)) {
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
+	if (snprintf(path, sizeof(path), "%s/%s-%s.%03dZ" SUFFIX, dir, tool_name, stamp, ms) >=
+	    (int)sizeof(path)) {
 		pr_err("--pprof-dir %s: name too long", dir);
 		return -ENAMETOOLONG;
 	}

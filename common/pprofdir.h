@@ -11,7 +11,7 @@ struct stackset;
 int pprofdir__check(const char *dir);
 
 /*
- * Writes @set as TOOL-YYYYmmddTHHMMSSZ.pb.gz (the start, UTC) in @dir, a
+ * Writes @set as TOOL-YYYYmmddTHHMMSS.mmmZ.pb.gz (its start, UTC) in @dir, a
  * profile from @opts->time_nanos to now, which becomes the next one's
  * start: the files cover the run with no gap and no overlap. Then removes
  * the oldest such files (regular, this user's) beyond @keep. 0 or -errno,

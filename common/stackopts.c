@@ -26,7 +26,7 @@ static const struct argp_option options[] = {
 	  "Kernel memory for the unwind tables of binaries and processes (default 32)" },
 	{ "pprof-dir", KEY_PPROF_DIR, "DIR", 0,
 	  "Keep running and write a gzipped pprof profile into DIR every --pprof-interval, "
-	  "named by its start (TOOL-YYYYmmddTHHMMSSZ.pb.gz): continuous profiles" },
+	  "named by its start (TOOL-YYYYmmddTHHMMSS.mmmZ.pb.gz): continuous profiles" },
 	{ "pprof-interval", KEY_PPROF_INTERVAL, "SECONDS", 0,
 	  "What each --pprof-dir profile covers (default 60)" },
 	{ "pprof-keep", KEY_PPROF_KEEP, "N", 0,

@@ -37,6 +37,7 @@ struct stackread {
 	struct module_name *modules[MODULE_NAME_BUCKETS];
 	/* stackread__prune(): keys read since the last prune, and the map's keys then. */
 	bool pruning;
+	size_t max_entries;
 	struct keyset read, before;
 };
 
@@ -122,7 +123,7 @@ static int keyset_init(struct keyset *ks, size_t entries)
 int stackread__prune(struct stackread *st)
 {
 	__u64 key, prev = 0, *stale = NULL;
-	size_t nstale = 0, cap = 0;
+	size_t nstale = 0, cap = 0, total = 0;
 	bool first = true;
 	int err = 0;
 
@@ -131,6 +132,7 @@ int stackread__prune(struct stackread *st)
 		__u32 len = sizeof(info);
 
 		err = bpf_obj_get_info_by_fd(st->fd, &info, &len);
+		st->max_entries = info.max_entries;
 		if (!err)
 			err = keyset_init(&st->read, info.max_entries);
 		if (!err)
@@ -139,10 +141,16 @@ int stackread__prune(struct stackread *st)
 			return err;
 		st->pruning = true;
 	}
-	/* Stacks there at the last prune and read for no count since: stale. */
+	/*
+	 * Stacks there at the last prune and read for no count since: stale,
+	 * unless a thread off its CPU since then holds one for the count it
+	 * will make on its return. So only when the map is half full: then
+	 * they make room for stacks that would be lost.
+	 */
 	while (!bpf_map_get_next_key(st->fd, first ? NULL : &prev, &key)) {
 		first = false;
 		prev = key;
+		total++;
 		if (!keyset_has(&st->before, key) || keyset_has(&st->read, key))
 			continue;
 		if (nstale == cap) {
@@ -156,7 +164,7 @@ int stackread__prune(struct stackread *st)
 		}
 		stale[nstale++] = key;
 	}
-	for (size_t i = 0; i < nstale; i++)
+	for (size_t i = 0; total >= st->max_entries / 2 && i < nstale; i++)
 		bpf_map_delete_elem(st->fd, &stale[i]);
 	free(stale);
 	keyset_clear(&st->read);

@@ -41,11 +41,13 @@ int stackread__kernel(struct stackread *st, __u64 key, struct frame *out);
 int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key, struct frame *out);
 
 /*
- * For runs without end (--pprof-dir): deletes from the stacks map those
- * that were there at the last call and that no count read since used, so
- * the map never fills with stacks of the past. A stack that comes back
- * just as it is deleted is missed once, and counted (stackread__missed).
- * The first call only notes what the map holds. 0 or negative errno.
+ * For runs without end (--pprof-dir): once the stacks map is half full,
+ * deletes those that were there at the last call and that no count read
+ * since used, so that the map does not fill with stacks of the past. A
+ * stack deleted just as it comes back, or held by a thread off its CPU
+ * since before the last call, is missed once, and counted
+ * (stackread__missed). The first call only notes what the map holds. 0 or
+ * negative errno.
  */
 int stackread__prune(struct stackread *st);
 
