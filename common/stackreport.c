@@ -330,6 +330,7 @@ int stackreport__print(struct stackreport *r)
 		err = pprofdir__write(r->pprof_dir, set, &r->profile, r->pprof_keep);
 		if (!err)
 			err = stackread__prune(r->stacks);
+		syms__forget_exited(r->syms);
 		goto out;
 	}
 	if (r->folded) {

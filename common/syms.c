@@ -80,6 +80,7 @@ struct proc {
 	unsigned int rereads;	/* how often since */
 	bool reread;		/* asked to read them again, too soon after the last time */
 	bool prefetched;	/* read at its exec, not yet in a stack */
+	bool exited;		/* found exited by syms__forget_exited() */
 };
 
 struct losses {
@@ -762,6 +763,26 @@ static void drop_prefetched(struct syms *s)
 		}
 	}
 	s->prefetched = 0;
+}
+
+void syms__forget_exited(struct syms *s)
+{
+	for (int i = 0; i < BUCKETS; i++) {
+		struct proc **pp = &s->procs[i];
+
+		while (*pp) {
+			struct proc *p = *pp;
+
+			if (p->exited) {
+				*pp = p->next;
+				s->prefetched -= p->prefetched;
+				proc_free(p);
+				continue;
+			}
+			p->exited = !syms__alive(s, &p->key);
+			pp = &p->next;
+		}
+	}
 }
 
 int syms__prefetch(struct syms *s, const struct proc_key *k)

@@ -81,6 +81,13 @@ int syms__prefetch(struct syms *s, const struct proc_key *p);
  */
 int syms__refresh(struct syms *s, const struct proc_key *p);
 
+/*
+ * For runs without end: forgets the processes that had already exited at
+ * the last call, so that memory stays bounded however many come and go.
+ * Call it after each report: anything they did is in one already.
+ */
+void syms__forget_exited(struct syms *s);
+
 /* Reads again, now, the maps syms__refresh() was asked to read too soon; once a second. */
 void syms__tick(struct syms *s);
 
