@@ -150,8 +150,9 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		cli->percentiles = true;
 		break;
 	case KEY_PROMETHEUS:
-		if (!*arg)
-			argp_error(state, "--prometheus needs [ADDR:]PORT, e.g. 9100");
+		if (!prom__valid_listen(arg))
+			argp_error(state, "--prometheus '%s': expected [ADDR:]PORT, e.g. 9100, "
+				   "0.0.0.0:9100 or [::1]:9100", arg);
 		cli->prometheus = arg;
 		break;
 	case KEY_PROMETHEUS_SERIES:
@@ -254,6 +255,9 @@ int cli__parse(struct cli *c, int argc, char **argv)
 				   c->interval ? "the interval" : NULL, c->count ? "the count" : NULL);
 		c->json = c->timestamp = c->percentiles = false;
 		c->interval = c->count = 0;
+		/* Now, so that a busy port fails before anything is loaded. */
+		if (prom__start(c->prometheus, c->prometheus_series))
+			exit(EXIT_RUNTIME);
 	}
 	return 0;
 }

@@ -378,6 +378,14 @@ static int parse_listen(const char *listen, struct sockaddr_storage *ss, bool *v
 	return inet_pton(AF_INET, addr, &in->sin_addr) == 1 ? 0 : -EINVAL;
 }
 
+bool prom__valid_listen(const char *listen)
+{
+	struct sockaddr_storage ss;
+	bool v6;
+
+	return !parse_listen(listen, &ss, &v6);
+}
+
 int prom__start(const char *listen, unsigned int max_series)
 {
 	struct sockaddr_storage ss;
@@ -387,11 +395,8 @@ int prom__start(const char *listen, unsigned int max_series)
 	bool v6;
 	int err;
 
-	if (parse_listen(listen, &ss, &v6)) {
-		pr_err("--prometheus '%s': expected [ADDR:]PORT, e.g. 9100, 0.0.0.0:9100 or "
-		       "[::1]:9100", listen);
-		return -EINVAL;
-	}
+	if (parse_listen(listen, &ss, &v6))
+		return -EINVAL;	/* cli__parse() said so */
 	prom.max_series = max_series;
 	/* The stop signals are the main thread's, never the server's. */
 	sigemptyset(&stop);

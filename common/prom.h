@@ -17,11 +17,14 @@ struct label;
 /*
  * Starts serving /metrics on @listen ("[ADDR:]PORT", localhost without
  * ADDR; port 0 picks a free one) from libmicrohttpd's own thread, and says
- * where on stdout. Each metric keeps at most @max_series label sets; later
+ * where on stdout. cli__parse() calls it for --prometheus: a busy port
+ * fails before anything is loaded, and metrics are empty until collected. Each metric keeps at most @max_series label sets; later
  * ones are added up in one series whose labels all say "[other]", and
  * counted. 0, or a negative errno after saying what failed.
  */
 int prom__start(const char *listen, unsigned int max_series);
+/* Is @listen "[ADDR:]PORT" as prom__start() takes it? */
+bool prom__valid_listen(const char *listen);
 void prom__stop(void);
 bool prom__active(void);
 

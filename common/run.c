@@ -59,7 +59,6 @@ void run__init(struct run *r, const struct cli *cli)
 		.count = cli->count,
 		.duration = cli->duration,
 		.prometheus = cli->prometheus,
-		.prometheus_series = cli->prometheus_series,
 	};
 }
 
@@ -194,13 +193,11 @@ int run__loop(const struct run *r)
 
 	if (!r->prometheus)
 		return loop(r);
-	/* Each second: what the maps hold moves into the exposition's series. */
+	/* Each second: what the maps hold moves into the exposition's series (prom__start()ed). */
 	collect = *r;
 	collect.interval = 1;
 	collect.count = 0;
-	err = prom__start(r->prometheus, r->prometheus_series);
-	if (!err)
-		err = loop(&collect);
+	err = loop(&collect);
 	prom__stop();
 	return err;
 }

@@ -21,12 +21,12 @@ struct run {
 	unsigned int count;	/* stop after this many reports; 0: no limit */
 	unsigned int duration;	/* stop after this many seconds; 0: no limit */
 	/*
-	 * --prometheus: the loop serves /metrics there and calls @report every
-	 * second (interval and count are moot), whose histograms and counters
-	 * go to the exposition instead of the standard output.
+	 * --prometheus: the server cli__parse() started serves /metrics there,
+	 * and the loop calls @report every second (interval and count are
+	 * moot), whose histograms and counters go to the exposition instead of
+	 * the standard output; it stops the server at the end.
 	 */
 	const char *prometheus;
-	unsigned int prometheus_series;
 
 	/* Prints one report and clears what it reported. */
 	int (*report)(void *ctx, const struct report_info *info);

@@ -26,7 +26,7 @@ free_port() {
 }
 
 # exporter TOOL ARGS...: TOOL ARGS --prometheus 0 in the background (XPID),
-# its port in PORT once it serves.
+# its port in PORT once it serves and traces.
 exporter() {
 	local tool=$1
 	shift
@@ -34,6 +34,8 @@ exporter() {
 	XPID=$!
 	wait_for_line "$T/x.out" '^Serving Prometheus metrics at http://127\.0\.0\.1:[0-9]+/metrics$' 15
 	PORT=$(sed -n 's|^Serving .*:\([0-9]*\)/metrics$|\1|p' "$T/x.out")
+	# It serves from the start; it traces from its banner on.
+	wait_for_line "$T/x.out" '^Tracing' 15
 }
 
 # Ends the exporter with SIGTERM: exit 0, in time.
@@ -233,31 +235,50 @@ within() {	# within VALUE LOW HIGH
 	wait_for_line "$T/hostile.out" holding 10
 	# Meanwhile the tool keeps collecting, answers others at once, and its
 	# memory stays flat once the held connections have their answers.
-	for i in 1 2 3 4 5 6; do
+	for i in $(seq 12); do
 		run timeout 2 curl -sf "http://127.0.0.1:$PORT/metrics"
 		assert_success
 		c[i]=$(echo "$output" | awk '/^bpfscope_runqlat_wait_seconds_count/ { n += $2 } END { print n + 0 }')
 		rss[i]=$(awk '/^VmRSS/ { print $2 }' "/proc/$XPID/status")
-		sleep 1
+		sleep 0.5
 	done
 	echo "counts ${c[*]}; rss ${rss[*]} kB"
-	[ "${c[6]}" -gt "${c[1]}" ]
-	[ "${rss[6]}" -le $((rss[3] + 1024)) ]
+	[ "${c[12]}" -gt "${c[1]}" ]
+	# The held answers and the server thread's heap come first; then nothing grows.
+	[ "${rss[12]}" -le $((rss[6] + 1024)) ]
 	stop_exporter
 }
 
 @test "prometheus: a bad or busy address is a clear error; the moot options are named" {
 	require_bpf
-	run "$BIN/runqlat" --prometheus 'nohost:x'
-	assert_failure 1
-	assert_line "runqlat: --prometheus 'nohost:x': expected [ADDR:]PORT, e.g. 9100, 0.0.0.0:9100 or [::1]:9100"
+	for bad in nohost:x 70000 '' '[::1' 1.2.3.4.5:80; do
+		run "$BIN/runqlat" --prometheus "$bad"
+		assert_failure 2
+		assert_line "runqlat: --prometheus '$bad': expected [ADDR:]PORT, e.g. 9100, 0.0.0.0:9100 or [::1]:9100"
+	done
 	exporter runqlat
+	# Busy: said before anything is loaded or traced.
 	run timeout 10 "$BIN/runqlat" --prometheus "$PORT"
 	assert_failure 1
-	assert_line "runqlat: --prometheus: cannot listen on $PORT: Address already in use"
+	assert_output "runqlat: --prometheus: cannot listen on $PORT: Address already in use"
+	run timeout 10 "$BIN/cachestat" --prometheus 192.0.2.1:9100
+	assert_failure 1
+	assert_output "cachestat: --prometheus: cannot listen on 192.0.2.1:9100: Cannot assign requested address"
 	run timeout 3 "$BIN/biolatency" --prometheus 0 --json -T 5 3
 	assert_line --partial "biolatency: --prometheus serves all that was counted since start; --json, -T, the interval and the count are ignored"
 	stop_exporter
-	run "$BIN/runqlat" --prometheus ''
-	assert_failure 2
+	# IPv6.
+	"$BIN/runqlat" --prometheus '[::1]:0' > "$T/x.out" 2> "$T/x.err" &
+	XPID=$!
+	wait_for_line "$T/x.out" '^Serving Prometheus metrics at http://\[::1\]:[0-9]+/metrics$'
+	port=$(sed -n 's|^Serving .*:\([0-9]*\)/metrics$|\1|p' "$T/x.out")
+	# Served from before the BPF side is loaded: empty until the first collection.
+	for ((i = 0; i < 50; i++)); do
+		run curl -sf "http://[::1]:$port/metrics"
+		assert_success
+		[[ $output == *"# TYPE bpfscope_runqlat_wait_seconds histogram"* ]] && break
+		sleep 0.1
+	done
+	assert_line '# TYPE bpfscope_runqlat_wait_seconds histogram'
+	stop_exporter
 }

@@ -330,6 +330,8 @@ static int take_counts(struct cachestat_bpf *obj, struct cachestat_counts *sum)
 
 static void print_header(void)
 {
+	if (cli.prometheus)
+		printf("Tracing page cache lookups... Hit Ctrl-C to end.\n");
 	if (cli.json || cli.prometheus)
 		return;
 	if (env.per_process) {
