@@ -178,10 +178,12 @@ value() {
 		paths=$((paths + $(go tool pprof -raw -focus=run_path "$f" 2>/dev/null |
 			awk '/^Samples:/ { s = 1 } /^Locations/ { s = 0 } s && /^ +[0-9]+( +[0-9]+)*: / { n++ } END { print n + 0 }')))
 	done
-	# Each path once, less the periods the tool said it dropped (README, Known issues).
+	# Each path once, less the periods the tool said it dropped (README,
+	# Known issues) and the stacks it said it lost (a CI run lost one of
+	# run_path's, not the main thread's).
 	lost=$(unseen_returns "$T/err")
-	echo "$paths stacks through run_path, $lost periods dropped"
-	[ "$paths" -ge $((1400 - lost)) ]
+	echo "$paths stacks through run_path, $lost periods dropped, ${missed:-0} stacks lost"
+	[ "$paths" -ge $((1400 - lost - ${missed:-0})) ]
 }
 
 @test "pprof-dir: offwaketime too; errors and moot options" {
