@@ -194,7 +194,7 @@ rows_between() {
 	assert_output "funclatency: kernel has no kprobes (CONFIG_KPROBE_EVENTS)"
 	BPFSCOPE_DISABLE=kprobe_multi run "$BIN/funclatency" --method kprobe-multi -d 1 'do_nano*'
 	assert_failure 1
-	assert_output "funclatency: kernel has no kprobe.multi (fprobe, Linux 5.18+): try --method kprobe"
+	assert_output "funclatency: kernel has no kprobe.multi (Linux 5.18+ built with CONFIG_FPROBE): try --method kprobe"
 	BPFSCOPE_DISABLE=fentry run "$BIN/funclatency" --method fentry -d 1 do_nanosleep
 	assert_failure 1
 	assert_output "funclatency: kernel refuses fentry programs (or do_nanosleep has no BTF): try --method kprobe"

@@ -49,6 +49,7 @@ static struct env {
 	const char *cgroup;
 	unsigned int level;
 	enum method method;
+	bool kprobes_given, method_given;	/* -k, --method: for kernel functions only */
 } env = { .unit = "nsecs", .unit_ns = 1, .level = FUNC_MAX_DEPTH };
 
 static struct cli cli;
@@ -69,12 +70,22 @@ static const struct argp_option options[] = {
 	{},
 };
 
-/* A malformed -r pattern is a usage error, found before anything loads. */
-static void check_regex(struct argp_state *state)
+/*
+ * A malformed pattern is a usage error, found before root, the pid or
+ * anything else is checked; options for kernel functions beside a user-space
+ * one are said to be ignored.
+ */
+static void check_pattern(struct argp_state *state)
 {
 	const char *colon = strchr(env.pattern, ':'), *pattern = colon ? colon + 1 : env.pattern;
 	regex_t re;
 
+	if (colon && (colon == env.pattern || !*pattern))
+		argp_error(state, "'%s': expected LIB:PATTERN, e.g. c:read", env.pattern);
+	if (colon)
+		tool__warn_ignored("LIB:PATTERN names user-space functions, traced by uprobes",
+				   env.kprobes_given ? "-k" : NULL,
+				   env.method_given ? "--method" : NULL);
 	if (!env.regex)
 		return;
 	if (uprobes__regcomp(&re, pattern))
@@ -99,11 +110,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'r': env.regex = true; break;
 	case 'c': env.cgroup = cli__parse_cgroup(state, "-c", arg); break;
 	case 'l': env.level = cli__parse_ulong(state, "level", arg, 1, FUNC_MAX_DEPTH); break;
-	case 'k': env.method = METHOD_KPROBE; break;
+	case 'k':
+		env.method = METHOD_KPROBE;
+		env.kprobes_given = true;
+		break;
 	case KEY_METHOD:
 		for (int m = METHOD_FENTRY; m <= METHOD_KPROBE; m++)
 			if (!strcmp(arg, method_names[m])) {
 				env.method = m;
+				env.method_given = true;
 				return 0;
 			}
 		argp_error(state, "invalid method '%s': expected fentry, kprobe-multi or kprobe", arg);
@@ -116,7 +131,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (!env.pattern)
 			argp_error(state, "a function pattern is required");
-		check_regex(state);
+		check_pattern(state);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -263,7 +278,7 @@ static int attach_user(struct target *t)
 	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", t->fd);
 	for (ssize_t i = 0; i < t->nfuncs && !err; i++) {
 		const struct uprobe_func *f = &t->funcs[i];
-		/* No cookies before 5.15: the legacy BPF side goes by address. */
+		/* The BPF for kernels before 5.17 reads no cookie: it goes by address. */
 		__u64 cookie = tool__legacy_bpf() ? 0 : i;
 		LIBBPF_OPTS(bpf_uprobe_opts, at_entry, .bpf_cookie = cookie);
 		LIBBPF_OPTS(bpf_uprobe_opts, at_ret, .bpf_cookie = cookie, .retprobe = !t->go);
@@ -298,8 +313,9 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /*
- * Kernels before 5.15 have no attach cookies, so for -F the legacy BPF
- * side knows a function by the address its probe fires at: these are the
+ * The BPF for kernels before 5.17 (no bpf_loop) reads no attach cookie,
+ * which 5.10 lacks, so for -F it knows a function by the address its probe
+ * fires at, also on 5.15 and 5.16, which have cookies: these are the
  * addresses, each with its function's number. How many there will be,
  * before load; a user function's addresses are its process's (-p).
  */
@@ -493,7 +509,8 @@ static enum method choose_kernel_method(size_t n, const char *first)
 	case METHOD_KPROBE_MULTI:
 		if (probe__kprobe_multi())
 			return METHOD_KPROBE_MULTI;
-		pr_err("kernel has no kprobe.multi (fprobe, Linux 5.18+): try --method kprobe");
+		pr_err("kernel has no kprobe.multi (Linux 5.18+ built with CONFIG_FPROBE): "
+		       "try --method kprobe");
 		return METHOD_AUTO;
 	case METHOD_KPROBE:
 		if (probe__kprobe())
@@ -669,12 +686,9 @@ int main(int argc, char **argv)
 	colon = strchr(env.pattern, ':');
 	if (colon) {
 		lib = strndup(env.pattern, colon - env.pattern);
+		if (!lib)
+			return EXIT_RUNTIME;
 		pattern = colon + 1;
-		if (!*lib || !*pattern) {
-			pr_err("'%s': expected LIB:PATTERN, e.g. c:read", env.pattern);
-			free(lib);
-			return EXIT_USAGE;
-		}
 	}
 
 	t.obj = tool__open_skeleton(funclatency);
@@ -730,13 +744,15 @@ int main(int argc, char **argv)
 	bpf_program__set_autoload(t.obj->progs.funclatency_go_return, t.go);
 	if (fids_needed(&t)) {
 		if (lib && !env.pid) {
-			pr_err("-F on user-space functions needs attach cookies (Linux 5.15) unless "
-			       "-p names the process");
+			pr_err("-F on user-space functions needs Linux 5.17 (bpf_loop, with "
+			       "which funclatency's BPF reads attach cookies) unless -p names "
+			       "the process");
 			err = -ENOTSUP;
 			goto out;
 		}
 		bpf_map__set_max_entries(t.obj->maps.fids, fids_needed(&t));
-		pr_debug("-F: functions known by their addresses (no attach cookies before 5.15)");
+		pr_debug("-F: functions known by their addresses (the BPF for kernels before 5.17 "
+			 "reads no attach cookies)");
 	}
 	err = tool__load(t.obj->skeleton);
 	if (err)
@@ -766,8 +782,11 @@ int main(int argc, char **argv)
 	run.reads = "histograms";
 	run.ctx = &t;
 	err = run__loop(&run);
-	if (t.obj->bss->too_deep)
-		pr_warn("%llu calls nested deeper than %u were not timed (-l)",
+	if (t.obj->bss->too_deep && env.level < FUNC_MAX_DEPTH)
+		pr_warn("%llu calls nested deeper than %u were not timed: raise -l (at most %u)",
+			(unsigned long long)t.obj->bss->too_deep, env.level, FUNC_MAX_DEPTH);
+	else if (t.obj->bss->too_deep)
+		pr_warn("%llu calls nested deeper than %u (the most -l allows) were not timed",
 			(unsigned long long)t.obj->bss->too_deep, env.level);
 	if (t.obj->bss->unreturned)
 		pr_warn("%llu calls were left without a return (longjmp, an exception, or a return "
@@ -776,7 +795,8 @@ int main(int argc, char **argv)
 		pr_warn("%llu calls not timed: no memory for a thread's task storage",
 			(unsigned long long)t.obj->bss->lost_stacks);
 	if (t.obj->bss->lost_hists)
-		pr_warn("%llu calls not counted: more than %u per-function histograms",
+		pr_warn("%llu calls not counted: more than %u per-function histograms; narrow the "
+			"pattern, or leave out -F for one histogram of them all",
 			(unsigned long long)t.obj->bss->lost_hists,
 			bpf_map__max_entries(t.obj->maps.hist_by));
 out:
