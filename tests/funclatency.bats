@@ -107,8 +107,9 @@ rows_between() {
 	require_bpf
 	trace -u -l 2 "$F:recurse"
 	[ "$(hist_total "$T/out")" -eq 20 ]
+	# And what to do about them.
 	run cat "$T/err"
-	assert_output --partial "30 calls nested deeper than 2 were not timed"
+	assert_output "funclatency: 30 calls nested deeper than 2 were not timed: raise -l (at most 32)"
 }
 
 @test "funclatency: calls left by longjmp cost only their own timing, and are counted" {
@@ -365,6 +366,19 @@ go_timed() {
 	assert_output "funclatency: ./nosuch: No such file or directory"
 }
 
+@test "funclatency DIR:func: a directory as the binary is named as not a regular file" {
+	require_bpf
+	mkdir "$T/somedir"
+	run "$BIN/funclatency" "$T/somedir:foo"
+	assert_failure 1
+	assert_output "funclatency: $T/somedir is not a regular file"
+	# Relative, as typed, and through a process's view of the file system.
+	cd "$T"
+	run "$BIN/funclatency" -p $$ ./somedir:foo
+	assert_failure 1
+	assert_output "funclatency: ./somedir is not a regular file"
+}
+
 @test "funclatency: what does not match, does not exist or is malformed" {
 	require_bpf
 	run "$BIN/funclatency" "$F:nosuch*"
@@ -403,6 +417,28 @@ go_timed() {
 	run "$BIN/funclatency" -c '' c:read
 	assert_failure 2
 	assert_line --partial "funclatency: -c needs a cgroup v2 path"
+	# An empty library or function: said by argp, before root or the pid is
+	# looked at (an unprivileged user and a pid that does not exist).
+	for p in c: :read; do
+		run unprivileged "$BIN/funclatency" -p 999999999 "$p"
+		assert_failure 2
+		assert_output "funclatency: '$p': expected LIB:PATTERN, e.g. c:read
+Try \`funclatency --help' or \`funclatency --usage' for more information."
+	done
+}
+
+@test "funclatency: -k and --method beside a user-space pattern are said to be ignored" {
+	NOROOT="funclatency: need root (or CAP_BPF and CAP_PERFMON); try sudo"
+	run unprivileged "$BIN/funclatency" -k c:read
+	assert_failure 1
+	assert_output "funclatency: LIB:PATTERN names user-space functions, traced by uprobes; -k is ignored
+$NOROOT"
+	run unprivileged "$BIN/funclatency" -k --method fentry "$F:fast_func"
+	assert_output "funclatency: LIB:PATTERN names user-space functions, traced by uprobes; -k and --method are ignored
+$NOROOT"
+	# For a kernel function they choose the mechanism: nothing to say.
+	run unprivileged "$BIN/funclatency" --method kprobe do_nanosleep
+	assert_output "$NOROOT"
 }
 
 @test "funclatency: bcc's pthread:*mutex* finds the mutex functions libc has held since glibc 2.34" {
@@ -414,4 +450,21 @@ go_timed() {
 	# 200 of each by the workload (-p), and the one or two libc takes itself.
 	total=$(hist_total "$T/out")
 	[ "$total" -ge 400 ] && [ "$total" -le 410 ] || fail "$total calls: $(cat "$T/out")"
+}
+
+@test "funclatency -p PID pthread:*mutex*, as README, --help and funclatency(8) show it: one histogram of the lock and unlock calls" {
+	require_bpf
+	trace -p @PID 'pthread:*mutex*'
+	assert_equal "$RC" 0
+	grep -qE '^Tracing [0-9]+ functions for "pthread:\*mutex\*"' "$T/out" || fail "$(cat "$T/out" "$T/err")"
+	# One histogram: one summary line, no per-function titles.
+	[ "$(grep -c '^avg = ' "$T/out")" -eq 1 ] || fail "$(cat "$T/out")"
+	run grep -c '^Function = ' "$T/out"
+	assert_output 0
+	# The workload's 200 locks and 200 unlocks, and the one or two libc
+	# takes itself (402 here); nothing else of the 20-odd functions matched.
+	total=$(hist_total "$T/out")
+	[ "$total" -ge 400 ] && [ "$total" -le 410 ] || fail "$total calls: $(cat "$T/out")"
+	run cat "$T/err"
+	assert_output ""
 }
