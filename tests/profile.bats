@@ -366,6 +366,13 @@ $NOROOT"
 $NOROOT"
 	run unprivileged "$BIN/profile" -L 1 -I
 	assert_line --index 0 "profile: -L profiles one thread, not the idle task; -I is ignored"
+	# -A cancels -d, before it or after.
+	run unprivileged "$BIN/profile" -d -A
+	assert_output "profile: -A leaves out the delimiter; -d is ignored
+$NOROOT"
+	run unprivileged "$BIN/profile" -A -f -d
+	assert_output "profile: -A leaves out the delimiter; -d is ignored
+$NOROOT"
 	# Together they do something: nothing to say.
 	run unprivileged "$BIN/profile" -d -a -I -f --unwind=fp
 	assert_output "$NOROOT"

@@ -91,6 +91,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "-F and -c exclude each other");
 		if (env.pid && env.tid)
 			argp_error(state, "-p and -L exclude each other");
+		/* -A (no delimiter, the default) beside -d: -A wins, in either order. */
+		if (env.no_delimit)
+			tool__warn_ignored("-A leaves out the delimiter", env.delimit ? "-d" : NULL);
 		stack_opts__warn_ignored(&(struct stack_view){
 			.user_only = env.user_only, .kernel_only = env.kernel_only,
 			.delimit = env.delimit && !env.no_delimit, .annotate = env.annotate,
