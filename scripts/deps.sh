@@ -45,11 +45,13 @@ test nodejs cmd:node
 test npm cmd:npm
 test prometheus cmd:promtool
 cross gcc-aarch64-linux-gnu cmd:aarch64-linux-gnu-gcc
+cross libc6-dev-arm64-cross file:/usr/aarch64-linux-gnu/include/stdio.h
 cross xz-utils cmd:xz
 static xz-utils cmd:xz
 vm qemu-system-x86 cmd:qemu-system-x86_64
 vm qemu-system-arm cmd:qemu-system-aarch64
 vm gcc-aarch64-linux-gnu cmd:aarch64-linux-gnu-gcc
+vm libc6-dev-arm64-cross file:/usr/aarch64-linux-gnu/include/stdio.h
 vm busybox-static file:/bin/busybox
 vm cpio cmd:cpio
 vm xz-utils cmd:xz
