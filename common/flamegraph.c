@@ -217,7 +217,9 @@ static void emit(FILE *f, const struct node *n, double x, int depth, int height,
 	char fill[32];
 
 	colour(n, fill, sizeof(fill));
-	fprintf(f, "<g class=\"f\" data-v=\"%llu\"><title>", (unsigned long long)n->value);
+	/* data-i: the script knows the title's " (inlined)" is ours, not the name's. */
+	fprintf(f, "<g class=\"f\" data-v=\"%llu\"%s><title>", (unsigned long long)n->value,
+		n->kind == FRAME_INLINE ? " data-i=\"1\"" : "");
 	xml_text(f, n->name);
 	if (n->kind == FRAME_INLINE)
 		fputs(" (inlined)", f);
@@ -268,9 +270,10 @@ static const char script[] =
 "  var gs = document.getElementsByClassName('f'), up = [];\n"
 "  for (var i = 0; i < gs.length; i++) {\n"
 "    var r = gs[i].getElementsByTagName('rect')[0], t = gs[i].getElementsByTagName('text')[0];\n"
+"    var name = gs[i].getElementsByTagName('title')[0].textContent.replace(/ \\([^(]*\\)$/, '');\n"
+"    if (gs[i].hasAttribute('data-i')) name = name.replace(/ \\(inlined\\)$/, '');\n"
 "    var fr = {g: gs[i], r: r, t: t, x: +r.getAttribute('x'), w: +r.getAttribute('width'),\n"
-"              y: +r.getAttribute('y'), v: +gs[i].getAttribute('data-v'),\n"
-"              name: gs[i].getElementsByTagName('title')[0].textContent.replace(/ \\([^(]*\\)$/, '')};\n"
+"              y: +r.getAttribute('y'), v: +gs[i].getAttribute('data-v'), name: name};\n"
 "    while (up.length && up[up.length - 1].y <= fr.y) up.pop();\n"
 "    fr.parent = up.length ? up[up.length - 1] : null;\n"
 "    up.push(fr);\n"

@@ -104,12 +104,53 @@ shown() {
 	refute_line --regexp 'fill=rgb'
 }
 
-@test "flame graph in a browser: 20,000 frames searched (it was quadratic in frames)" {
-	awk 'BEGIN { for (i = 0; i < 7000; i++) printf "p;m;f%d;g%d;h%d 1\n", i, i, i }' |
-		"$CONV" svg "$T/big.svg"
-	browse "$T/big.svg" '[["time-search","f1.*"],["matched"]]'
-	# f1, f10-f19, f100-f199, f1000-f1999: 1111 of 7000.
+# search_ms N: sets MS to the milliseconds one search for "f1.*" takes in
+# a graph of N stacks, three frames each of their own.
+search_ms() {
+	awk -v n="$1" 'BEGIN { for (i = 0; i < n; i++) printf "p;m;f%d;g%d;h%d 1\n", i, i, i }' |
+		"$CONV" svg "$T/g$1.svg"
+	browse "$T/g$1.svg" '[["time-search","f1.*"],["matched"]]'
+	MS=$(sed -n 's/^search-ms //p' <<<"$output")
+	[ -n "$MS" ] || fail "no time: $output"
+}
+
+@test "flame graph in a browser: a search takes time linear in the frames (it was quadratic)" {
+	search_ms 700
+	small=$MS
+	# f1, f10-f19, f100-f199: 111 of 700.
 	assert_line "matched Matched: 15.9%"
+	search_ms 7000
+	big=$MS
+	# And f1000-f1999: 1111 of 7000.
+	assert_line "matched Matched: 15.9%"
+	echo "search: $small ms for 2,100 frames, $big ms for 21,000"
+	# Ten times the frames: about ten times as long (0.4 and 3.1 ms here), a
+	# hundred if quadratic (the old search's lowest-row scan put back: 18 ms
+	# and 5.1 s). Allow thirty, and 200 ms at most.
+	awk -v s="$small" -v b="$big" 'BEGIN { exit !(b <= 30 * (s > 0.1 ? s : 0.1) && b < 200) }' ||
+		fail "search: $small ms for 2,100 frames, $big ms for 21,000"
+}
+
+@test "flame graph in a browser: an inlined call is named as it is, in labels, zoomed or not, and in search" {
+	cat > "$T/inl.folded" <<-'EOF2'
+	proc;main;hot_[i];leaf 6
+	proc;main;cold 4
+	EOF2
+	"$CONV" svg "$T/inl.svg" < "$T/inl.folded"
+	# Its title says it is inlined; its label is its name, before a zoom and after.
+	browse "$T/inl.svg" '[["frames"],["zoom","hot"],["frames"],["reset"],["frames"]]'
+	[ "$(grep -c '^frame hot (inlined) x=.* label=hot$' <<<"$output")" -eq 3 ] ||
+		fail "an inlined frame's label changed"
+	assert_line --regexp '^frame hot \(inlined\) x=10\.0 w=1180\.0 opacity=1 .* label=hot$'
+	refute_line --partial 'label=hot (inl'
+	# Its name is "hot": "inlined" matches nothing, "^hot$" matches it.
+	browse "$T/inl.svg" '[["search","inlined"],["matched"]]'
+	assert_line "matched Matched: 0.0%"
+	browse "$T/inl.svg" '[["search","^hot$"],["matched"]]'
+	assert_line "matched Matched: 60.0%"
+	# Drawn in the inlined calls' aqua, beside the user code's red.
+	grep -q '<g class="f" data-v="6" data-i="1"><title>hot (inlined) (6 samples, 60.00%)</title><rect [^>]*fill="rgb([4-8][0-9],2[0-2][0-9],2[0-3][0-9])"' "$T/inl.svg" ||
+		fail "$(grep hot "$T/inl.svg")"
 }
 
 @test "flame graph in a browser: a real profile renders, zooms and searches" {

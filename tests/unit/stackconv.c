@@ -6,7 +6,8 @@
  *
  * usage: stackconv folded|svg|pprof [FILE]
  * Frame kinds come from the names: the first frame is the root, "_[k]"
- * marks kernel frames, "_[j]" JIT frames, "-" and "--" are separators.
+ * marks kernel frames, "_[j]" JIT frames, "_[i]" inlined calls (the mark
+ * dropped: the writers add their own), "-" and "--" are separators.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,8 @@ static enum frame_kind kind_of(const char *name, size_t i)
 		return FRAME_KERNEL;
 	if (len > 4 && !strcmp(name + len - 4, "_[j]"))
 		return FRAME_JIT;
+	if (len > 4 && !strcmp(name + len - 4, "_[i]"))
+		return FRAME_INLINE;
 	return FRAME_USER;
 }
 
@@ -49,6 +52,8 @@ static int read_folded(struct stackset *s, FILE *in)
 		for (tok = strtok_r(line, ";", &save); tok && n < 512; tok = strtok_r(NULL, ";", &save)) {
 			frames[n] = (struct frame){ .name = tok, .kind = kind_of(tok, n),
 						    .addr = 0x1000 + n };
+			if (frames[n].kind == FRAME_INLINE)
+				tok[strlen(tok) - 4] = '\0';
 			if (frames[n].kind == FRAME_USER)
 				frames[n].module = "/usr/bin/test", frames[n].build_id = "abcdef0123";
 			n++;
