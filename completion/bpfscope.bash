@@ -53,9 +53,14 @@ _bpfscope()
 	elif [[ $prev == = && $COMP_CWORD -ge 2 ]]; then
 		opt=${COMP_WORDS[COMP_CWORD - 2]}
 	elif [[ $prev == -* ]]; then
-		# "-p PID": a short option's argument is the next word.
+		# "-p PID", "--svg FILE": the argument is the next word. Not for
+		# "--debuginfod[=SECONDS]": an optional argument must follow "=".
 		while read -r line; do
-			[[ $line == "$prev "* ]] && arg=${line#* }
+			if [[ $line == "$prev "* ]]; then
+				arg=${line#* }
+			elif [[ $prev == --* && $line == "$prev="* ]]; then
+				arg=${line#*=}
+			fi
 		done <<< "$opts"
 		if [[ -n $arg ]]; then
 			_bpfscope_values "$arg" "$cur"

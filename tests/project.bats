@@ -59,7 +59,11 @@ tools() {
 		echo "5 $$ $(c profile -p "$$")"
 		echo "6 $(c profile -C "")"
 		echo "7 $(c biolatency --dis)"
-		echo "8 $(c readdirlat --)"' _ "$BIN" "$ROOT" "$BATS_TEST_TMPDIR" < /dev/null
+		echo "8 $(c readdirlat --)"
+		echo "9 $(c profile --svg "$3/pla")"
+		echo "10 $(c profile --cpu "")"
+		echo "11 $(c runqlat --pid "$$")"
+		echo "12 $(c profile --debuginfod "")"' _ "$BIN" "$ROOT" "$BATS_TEST_TMPDIR" < /dev/null
 	assert_success
 	assert_line "1 --frequency="
 	assert_line "2 --percentiles"
@@ -72,6 +76,13 @@ tools() {
 	[[ " $pids " == *" $shell "* ]] || fail "pid $shell not in: $pids"
 	assert_line --regexp "^6 0( [0-9]+)*$"
 	assert_line "7 --disks --disk="
+	# A long option's argument as the next word, as --help shows it.
+	assert_line "9 $BATS_TEST_TMPDIR/planted.svg"
+	assert_line --regexp "^10 0( [0-9]+)*$"
+	read -r _ pids < <(grep '^11 ' <<<"$output")
+	[[ " $pids " == *" $shell "* ]] || fail "runqlat --pid: pid $shell not in: $pids"
+	# An optional argument only follows "=": a word after it is a positional.
+	assert_line "12 "
 	# Every long option readdirlat's --help lists, and no other.
 	offered=$(sed -n 's/^8 //p' <<<"$output" | tr ' ' '\n' | sed 's/=$//' | sort)
 	listed=$("$BIN/readdirlat" --help |
