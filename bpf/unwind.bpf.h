@@ -58,6 +58,7 @@ struct unwind_walk {
 	__u64 ra;		/* arm64: the link register, until a frame's CFI says where it went */
 	__u32 n;
 	__u8 exact;		/* ip is an exact address (the first frame, after a signal), not a return */
+	__u8 via_fp;		/* ip was read from a frame-pointer chain, not found by CFI */
 	__u8 done;
 	__u8 looked_up;		/* the kernel was asked for the mapping of an address */
 	struct unwind_mapping late;	/* what it said, if the binary is known: .n rows, or none */
@@ -156,27 +157,44 @@ static __always_inline long unwind_stop(struct unwind_walk *st, __u64 mark)
 }
 
 /*
+ * A frame without CFI whose frame pointer is zero is the outermost only at
+ * the very top of the main thread's stack, where ld.so's entry (which has
+ * no CFI, and clears it) runs: elsewhere code built without frame pointers
+ * may have left a zero there as well as anything else, and the stack goes on.
+ */
+static __always_inline bool unwind_at_stack_top(struct unwind_walk *st)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 top = BPF_CORE_READ(task, mm, start_stack);
+
+	/* start_stack is where the kernel left argc, the first stack pointer. */
+	return top && st->sp + 16 >= top;
+}
+
+/*
  * One frame up by frame pointers, where there is no CFI: the caller's frame
  * pointer and return address are saved just above this frame's. A chain
- * that does not lead up the stack is not followed: the walk ends marked
- * rather than invent frames. A zero frame pointer is the outermost frame's
- * (_start clears it, ld.so's has no CFI): the end.
+ * that does not lead up the stack is not followed, nor one whose return
+ * address is in no code (unwind_step checks it): the walk ends marked
+ * rather than invent frames.
  */
 static __always_inline long unwind_fp_step(struct unwind_walk *st)
 {
 	__u64 fp = st->fp, next_fp, ra;
 
 	if (!fp)
-		return unwind_stop(st, 0);
+		return unwind_stop(st, unwind_at_stack_top(st) ? 0 : UNWIND_MARK_NO_CFI);
 	if (fp < st->sp || (fp & 7) || !unwind_read(&next_fp, fp) ||
 	    !unwind_read(&ra, fp + 8))
 		return unwind_stop(st, UNWIND_MARK_NO_CFI);
+	/* A zeroed frame record ends a chain (arm64's _start leaves one). */
 	if (!ra)
 		return unwind_stop(st, 0);
 	st->sp = fp + 16;
 	st->fp = next_fp;
 	st->ip = ra;
 	st->exact = 0;
+	st->via_fp = 1;
 	return 0;
 }
 
@@ -288,22 +306,40 @@ static long unwind_step(__u32 i, void *arg)
 	struct unwind_mapping *m;
 	struct unwind_row *r;
 	__u64 cfa, ra, pc;
+	bool late = false;
 
 	if (st->done)
 		return 1;
-	/* The last slot says the stack went on, rather than hold a frame. */
-	if (st->n == STACK_MAX_DEPTH - 1)
-		return unwind_stop(st, UNWIND_MARK_DEPTH);
-	if (!unwind_push(st, st->ip))
-		return unwind_stop(st, 0);
+	/*
+	 * Every slot holds a frame and there is one more: the last frame
+	 * carries a flag that says the stack went on (unwind.h).
+	 */
+	if (st->n >= STACK_MAX_DEPTH) {
+		st->trace->ips[STACK_MAX_DEPTH - 1] |= UNWIND_DEEPER;
+		__sync_fetch_and_add(&unwind_counts.truncated, 1);
+		st->done = 1;
+		return 1;
+	}
 	m = unwind_find_mapping(st->proc, st->ip);
 	if (!m) {
 		unwind_ask(st);
 		m = unwind_late_mapping(st);
-		if (!m)
-			return unwind_fp_step(st);
-		unwind_file_frame(st);
+		late = m != NULL;
+		/*
+		 * A frame pointer chain that leads out of all code the process
+		 * has mapped was no chain (code without frame pointers keeps
+		 * anything in that register): not a frame.
+		 */
+		if (!m && st->via_fp && st->proc)
+			return unwind_stop(st, UNWIND_MARK_NO_CFI);
 	}
+	if (!unwind_push(st, st->ip))
+		return unwind_stop(st, 0);
+	st->via_fp = 0;
+	if (!m)
+		return unwind_fp_step(st);
+	if (late)
+		unwind_file_frame(st);
 	/* A return address is the instruction after a call, maybe in the next function. */
 	pc = st->ip - m->bias - (st->exact ? 0 : 1);
 	r = unwind_find_row(m->first, m->n, (__u32)pc);
@@ -436,7 +472,8 @@ static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_k
 		if (!unwind_late_mapping(&st))
 			return -1;
 	}
-	bpf_loop(STACK_MAX_DEPTH, unwind_step, &st, 0);
+	/* One step more than there are slots: whether the stack goes on. */
+	bpf_loop(STACK_MAX_DEPTH + 1, unwind_step, &st, 0);
 	__sync_fetch_and_add(&unwind_counts.cfi, 1);
 	return st.n;
 }

@@ -145,6 +145,11 @@ struct unwind_counts {
 #define UNWIND_MARK_NO_CFI	0xfffffffffffffff1ULL	/* no CFI and no frame pointer chain */
 #define UNWIND_MARK_UNSUPPORTED	0xfffffffffffffff2ULL	/* CFI it cannot follow */
 #define UNWIND_MARK_READ	0xfffffffffffffff3ULL	/* stack memory it could not read */
-#define UNWIND_MARK_DEPTH	0xfffffffffffffff4ULL	/* deeper than it walks */
+
+/*
+ * A stack deeper than STACK_MAX_DEPTH frames: all its slots hold frames,
+ * the last with this bit set (user addresses and file frames leave it clear).
+ */
+#define UNWIND_DEEPER		(1ULL << 62)
 
 #endif

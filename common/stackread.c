@@ -252,8 +252,6 @@ static const char *unwind_mark(__u64 ip)
 		return "[truncated: CFI not followed]";
 	case UNWIND_MARK_READ:
 		return "[truncated: stack not readable]";
-	case UNWIND_MARK_DEPTH:
-		return "[truncated: deeper than 127 frames]";
 	}
 	return NULL;
 }
@@ -294,15 +292,24 @@ static const char *unnamed_in(struct stackread *st, const char *module)
 	return m->name;
 }
 
+/* Said after the last frame of a stack the unwinder found deeper than it keeps. */
+#define DEEPER_MARK "[truncated: deeper than 127 frames]"
+_Static_assert(STACK_MAX_DEPTH == 127, "DEEPER_MARK names the depth");
+
 int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key, struct frame *out)
 {
-	int n, k = 0;
+	int n, k = 0, deeper = 0;
 
 	if (key == STACK_NONE)
 		return 0;
 	n = read_ips(st, key);
 	if (n < 0)
 		return missed(st, out, false);
+	if (n == STACK_MAX_DEPTH && !unwind_mark(st->trace.ips[n - 1]) &&
+	    (st->trace.ips[n - 1] & UNWIND_DEEPER)) {
+		st->trace.ips[n - 1] &= ~UNWIND_DEEPER;
+		deeper = 1;
+	}
 	for (int i = 0; i < n; i++) {
 		const char *mark = unwind_mark(st->trace.ips[i]);
 		struct sym_source src[INLINES_MAX_DEPTH + 1];
@@ -319,8 +326,8 @@ int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key
 					  st->trace.ips[i] & ((1ULL << UNWIND_FILE_OFF_BITS) - 1), &si);
 		else
 			syms__user(st->syms, proc, st->trace.ips[i], &si);
-		/* Room kept for every real frame still to come. */
-		room = STACKREAD_MAX_USER - k - (n - i - 1);
+		/* Room kept for every real frame still to come, and the mark. */
+		room = STACKREAD_MAX_USER - k - (n - i - 1) - deeper;
 		ns = syms__source(&si, i == 0, src, room < INLINES_MAX_DEPTH + 1 ? room :
 						   INLINES_MAX_DEPTH + 1);
 		if (!ns) {
@@ -346,5 +353,7 @@ int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key
 				.line = src[j].line,
 			};
 	}
+	if (deeper)
+		out[k++] = (struct frame){ .name = DEEPER_MARK, .kind = FRAME_UNKNOWN };
 	return k;
 }

@@ -29,15 +29,31 @@ $(OUTPUT)/tests/libnofplib.so: tests/nofp/nofplib.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(NOFP_CFLAGS) -fPIC -shared $< -o $@
 
+# Linked into it, without call-frame information: code with frame pointers
+# (fpcode.c), and code with neither (nocfi.c), as JIT code or a stripped
+# .eh_frame would be. No -g either: it would bring .debug_frame.
+NOFP_NOCFI := -O2 -Wall -fno-asynchronous-unwind-tables -fno-unwind-tables
+NOFP_OBJS := $(OUTPUT)/obj/tests/nofp-fpcode.o $(OUTPUT)/obj/tests/nofp-nocfi.o
+
+$(OUTPUT)/obj/tests/nofp-fpcode.o: tests/nofp/fpcode.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(NOFP_NOCFI) -fno-omit-frame-pointer -c $< -o $@
+
+$(OUTPUT)/obj/tests/nofp-nocfi.o: tests/nofp/nocfi.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(NOFP_NOCFI) -fomit-frame-pointer -c $< -o $@
+
 ifeq ($(STATIC),1)
 # The kernel matrix's guests have no shared libraries: the library's code goes in.
-$(OUTPUT)/tests/nofp: tests/nofp/nofp.c tests/nofp/nofplib.c | $(OUTPUT)/tests
+$(OUTPUT)/tests/nofp: tests/nofp/nofp.c tests/nofp/nofplib.c $(NOFP_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(NOFP_CFLAGS) -pthread -static $^ -o $@
 else
-$(OUTPUT)/tests/nofp: tests/nofp/nofp.c $(OUTPUT)/tests/libnofplib.so | $(OUTPUT)/tests
+$(OUTPUT)/tests/nofp: tests/nofp/nofp.c $(NOFP_OBJS) $(OUTPUT)/tests/libnofplib.so | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(NOFP_CFLAGS) -pthread $< -L$(OUTPUT)/tests -lnofplib -Wl,-rpath,'$$ORIGIN' -o $@
+	$(Q)$(CC) $(NOFP_CFLAGS) -pthread $< $(NOFP_OBJS) -L$(OUTPUT)/tests -lnofplib -Wl,-rpath,'$$ORIGIN' -o $@
 endif
 
 check workloads: $(OUTPUT)/tests/nofp

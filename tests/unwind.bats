@@ -34,10 +34,88 @@ share() {
 	awk -v leaf=";$2(;| )" -v chain=";$3;$2(;| )" '
 		$0 ~ leaf { all += $NF; if ($0 ~ chain) whole += $NF }
 		END { if (!all) { print "no samples of the leaf"; exit 1 }
-		      printf "%d of %d\n", whole, all; exit !(whole * 100 >= 95 * all) }' "$1"
+		      printf "%.0f of %.0f\n", whole, all; exit !(whole * 100 >= 95 * all) }' "$1"
 }
 
 CHAIN="main;nofp_level1;nofp_level2;nofp_level3"
+
+# The other outputs as folded lines ("comm;root;...;leaf count", inlined
+# calls marked _[i]), so that share() and the same patterns judge them all.
+
+# json_folded JSON: each object's frames (root first) and its count.
+json_folded() {
+	jq -r '(.target // .comm) + ";" + (.frames | join(";")) + " " +
+		((.samples // .total_us) | tostring)' "$1"
+}
+
+# pprof_folded PROFILE: go tool pprof's traces (leaf first, the process
+# name last), each turned around, weighted by its value in ns or count.
+pprof_folded() {
+	go tool pprof -traces "$1" 2>/dev/null | awk '
+		function flush() { if (n) { line = f[n]; for (i = n - 1; i >= 1; i--) line = line ";" f[i]
+			printf "%s %.0f\n", line, v } n = 0 }
+		/^-+\+-+$/ { flush(); go = 1; next }
+		!go { next }
+		{ name = $0
+		  if (!n) { v = $1; u = v; sub(/^[0-9.]+/, "", u); v += 0
+			    v *= u == "hrs" ? 3.6e12 : u == "mins" ? 6e10 : u == "s" ? 1e9 : u == "ms" ? 1e6 : u == "us" ? 1e3 : 1
+			    sub(/^ *[0-9.]+[a-z]* +/, "", name) }
+		  sub(/^ +/, "", name)
+		  if (sub(/ \(inline\)$/, "", name)) name = name "_[i]"
+		  f[++n] = name }
+		END { flush() }'
+}
+
+# text_folded TEXT: bcc's multi-line stacks (leaf first, then "-  comm (pid)"
+# and the count); offwaketime's (waker, "--", target leaf first, its
+# "target:" line) as its folded lines have them: target root first, "--",
+# then the waker from its leaf.
+text_folded() {
+	awk 'function name(x) { sub(/^ +/, "", x); if (sub(/ \(inlined\)$/, "", x)) x = x "_[i]"; return x }
+		/^    waker: / { waker = 1; nw = nt = 0; side = "w"; next }
+		/^    -- +--$/ && waker { side = "t"; next }
+		/^    target: / { comm = $2; next }
+		/^    -  +/ { comm = $2; next }
+		/^        [0-9]+$/ { line = comm
+			for (i = nt; i >= 1; i--) line = line ";" t[i]
+			if (waker) { line = line ";--"; for (i = 1; i <= nw; i++) line = line ";" w[i] }
+			print line, $1; nt = nw = 0; waker = 0; side = "t"; next }
+		/^    [^ ]/ { if (side == "w") w[++nw] = name($0); else t[++nt] = name($0); next }
+		/^$/ { if (!waker) { side = "t" } }
+		BEGIN { side = "t" }' "$1"
+}
+
+# svg_folded SVG: the flame graph's boxes back into folded lines: each box
+# under the one a level below that spans it, its own count (data-v less
+# its children's) on the path of names up to it; "all" left out.
+svg_folded() {
+	python3 - "$1" <<-'PY'
+	import html, re, sys
+	boxes = []
+	for m in re.finditer(r'<g class="f" data-v="(\d+)"( data-i="1")?><title>(.*?)</title>'
+	                     r'<rect x="([\d.]+)" y="(\d+)" width="([\d.]+)"', open(sys.argv[1]).read()):
+	    v, inlined, title, x, y, w = m.groups()
+	    name = re.sub(r' \([^()]*\)$', '', html.unescape(title))
+	    if inlined:
+	        name = name[:-len(' (inlined)')] + '_[i]'
+	    boxes.append({'v': int(v), 'name': name, 'x': float(x), 'y': int(y), 'w': float(w),
+	                  'kids': 0, 'up': None})
+	for b in boxes:
+	    for p in boxes:
+	        if p['y'] == b['y'] + 16 and p['x'] - 0.01 <= b['x'] and \
+	           b['x'] + b['w'] <= p['x'] + p['w'] + 0.01:
+	            b['up'] = p
+	            p['kids'] += b['v']
+	            break
+	for b in boxes:
+	    path, p = [], b
+	    while p and p['name'] != 'all':
+	        path.append(p['name'])
+	        p = p['up']
+	    if path and b['v'] > b['kids']:
+	        print(';'.join(reversed(path)), b['v'] - b['kids'])
+	PY
+}
 
 @test "unwind: profile -f, a -O2 chain without frame pointers, whole to main" {
 	require_bpf
@@ -61,25 +139,24 @@ CHAIN="main;nofp_level1;nofp_level2;nofp_level3"
 
 @test "unwind: the same chain in the text, JSON, SVG and pprof outputs" {
 	require_bpf
-	start "$NOFP" spin 6
+	start "$NOFP" spin 8
 	"$BIN/profile" -p "$WPID" -F 199 --json --svg "$T/p.svg" --pprof "$T/p.pb.gz" 3 \
 		> "$T/json" 2>/dev/null
-	# JSON: frames root first, the chain right above the leaf.
-	jq -r '(.frames | join(";") | "x;" + . + " ") + (.samples | tostring)' "$T/json" > "$T/fromjson"
+	# Each output read back into folded lines: nofp_leaf's samples whole to main.
+	json_folded "$T/json" > "$T/fromjson"
 	share "$T/fromjson" nofp_leaf "$CHAIN"
-	# SVG: nofp_level3's box holds (nearly) all of nofp_leaf's samples.
-	leaf=$(grep -o '<title>nofp_leaf ([0-9]*' "$T/p.svg" | grep -o '[0-9]*$' | awk '{ n += $1 } END { print n + 0 }')
-	l3=$(grep -o '<title>nofp_level3 ([0-9]*' "$T/p.svg" | grep -o '[0-9]*$' | awk '{ n += $1 } END { print n + 0 }')
-	echo "svg: nofp_leaf $leaf, nofp_level3 $l3"
-	[ "$leaf" -gt 0 ] && [ $((l3 * 100)) -ge $((leaf * 95)) ]
-	# pprof: every trace through nofp_leaf goes up through the chain.
-	go tool pprof -traces "$T/p.pb.gz" 2>/dev/null > "$T/traces"
-	awk '/-----------/ { if (t ~ /nofp_leaf/) { all++; if (t ~ /nofp_level3.*nofp_level2.*nofp_level1.*main/) whole++ } t = ""; next }
-		{ t = t " " $NF } END { printf "pprof: %d of %d traces\n", whole, all; exit !(all && whole * 100 >= 95 * all) }' "$T/traces"
-	# Text: each stack through nofp_leaf lists nofp_level3 next, leaf first.
+	svg_folded "$T/p.svg" > "$T/fromsvg"
+	share "$T/fromsvg" nofp_leaf "$CHAIN"
+	pprof_folded "$T/p.pb.gz" > "$T/frompprof"
+	share "$T/frompprof" nofp_leaf "$CHAIN"
 	"$BIN/profile" -p "$WPID" -F 199 2 > "$T/text" 2>/dev/null
-	run grep -A1 -x '    nofp_leaf' "$T/text"
-	assert_output --partial '    nofp_level3'
+	text_folded "$T/text" > "$T/fromtext"
+	share "$T/fromtext" nofp_leaf "$CHAIN"
+	# The readers themselves: the folded output, read back each way, is itself.
+	"$BIN/profile" -p "$WPID" -F 199 -f --svg "$T/f.svg" 1 > "$T/folded" 2>/dev/null
+	sort "$T/folded" > "$T/a"
+	svg_folded "$T/f.svg" | sort > "$T/b"
+	diff "$T/a" "$T/b"
 }
 
 @test "unwind: through a shared library built without frame pointers" {
@@ -97,36 +174,149 @@ CHAIN="main;nofp_level1;nofp_level2;nofp_level3"
 	share "$T/folded" nofp_handler_leaf "main;nofp_waiter;.*;nofp_handler"
 }
 
-@test "unwind: offcputime -U -f, a blocked thread's whole stack" {
-	require_bpf
+# pipe_traced OUT TOOL ARGS...: TOOL ARGS -p on the pipe workload (20
+# reads, each woken 10 ms later), from its banner until the workload is
+# done; its output in OUT.
+pipe_traced() {
+	local out=$1
+	shift
 	start "$NOFP" pipe 20 10
-	"$BIN/offcputime" -U -f -p "$WPID" > "$T/folded" 2> "$T/err" &
+	"$@" -p "$WPID" > "$out" 2> "$T/err" &
 	TPID=$!
-	wait_for_line "$T/err" Tracing
+	# The banner: on stdout with the text output, as bcc has it, else on stderr.
+	for ((i = 0; i < 100; i++)); do
+		cat "$out" "$T/err" | grep -q Tracing && break
+		sleep 0.1
+	done
+	[ "$i" -lt 100 ] || fail "$* said no Tracing banner: $(cat "$T/err")"
 	kill -USR1 "$WPID"
 	wait_for_line "$T/work" '^done'
 	kill -INT "$TPID"
 	wait "$TPID"
 	TPID=
-	cat "$T/folded"
-	share "$T/folded" read "start_thread;reader;nofp_reader_mid;nofp_reader_leaf"
+	stop_bg "$WPID"
 }
 
-@test "unwind: offwaketime -f, the blocked stack and its waker's, both whole" {
+READER="start_thread;reader;nofp_reader_mid;nofp_reader_leaf"
+
+@test "unwind: offcputime -U, a blocked thread's whole stack, in every output" {
 	require_bpf
-	start "$NOFP" pipe 20 10
-	"$BIN/offwaketime" -f -p "$WPID" > "$T/folded" 2> "$T/err" &
-	TPID=$!
-	wait_for_line "$T/err" Tracing
-	kill -USR1 "$WPID"
-	wait_for_line "$T/work" '^done'
-	kill -INT "$TPID"
-	wait "$TPID"
-	TPID=
-	grep 'nofp_reader_leaf' "$T/folded" > "$T/reader"
-	# Blocked: root to read(); woken: write() back up to its thread's root.
-	awk '{ all += $NF; if ($0 ~ /;start_thread;reader;nofp_reader_mid;nofp_reader_leaf;.*--;.*;nofp_writer_leaf;nofp_writer_mid;writer;start_thread;/) whole += $NF }
-		END { printf "%d of %d\n", whole, all; exit !(all && whole * 100 >= 95 * all) }' "$T/reader"
+	pipe_traced "$T/folded" "$BIN/offcputime" -U -f
+	share "$T/folded" read "$READER"
+	pipe_traced "$T/json" "$BIN/offcputime" -U --json --svg "$T/o.svg" --pprof "$T/o.pb.gz"
+	json_folded "$T/json" > "$T/fromjson"
+	share "$T/fromjson" read "$READER"
+	svg_folded "$T/o.svg" > "$T/fromsvg"
+	share "$T/fromsvg" read "$READER"
+	pprof_folded "$T/o.pb.gz" > "$T/frompprof"
+	share "$T/frompprof" read "$READER"
+	pipe_traced "$T/text" "$BIN/offcputime" -U
+	text_folded "$T/text" > "$T/fromtext"
+	share "$T/fromtext" read "$READER"
+}
+
+# woken FOLDED: of the time blocked in nofp_reader_leaf, the percentage
+# whose blocked stack is whole from the thread's root to read() and whose
+# waker's is whole from write() back to its root.
+woken() {
+	awk '/;nofp_reader_leaf;/ { all += $NF; if ($0 ~ /;start_thread;reader;nofp_reader_mid;nofp_reader_leaf;.*--;.*;nofp_writer_leaf;nofp_writer_mid;writer;start_thread;/) whole += $NF }
+		END { printf "%.0f of %.0f\n", whole, all; exit !(all && whole * 100 >= 95 * all) }' "$1"
+}
+
+@test "unwind: offwaketime, the blocked stack and its waker's, both whole in every output" {
+	require_bpf
+	pipe_traced "$T/folded" "$BIN/offwaketime" -f
+	woken "$T/folded"
+	pipe_traced "$T/json" "$BIN/offwaketime" --json --svg "$T/w.svg" --pprof "$T/w.pb.gz"
+	json_folded "$T/json" > "$T/fromjson"
+	woken "$T/fromjson"
+	svg_folded "$T/w.svg" > "$T/fromsvg"
+	woken "$T/fromsvg"
+	pprof_folded "$T/w.pb.gz" > "$T/frompprof"
+	woken "$T/frompprof"
+	pipe_traced "$T/text" "$BIN/offwaketime"
+	text_folded "$T/text" > "$T/fromtext"
+	woken "$T/fromtext"
+}
+
+@test "unwind: frame-pointer code without CFI in the middle of the chain, and a PLT stub in it" {
+	require_bpf
+	# main and nofp_fp_top have CFI, no frame pointers; nofp_fp_outer and
+	# nofp_fp_inner (fpcode.c) frame pointers, no CFI; nofp_leaf CFI again.
+	start "$NOFP" fp 6
+	"$BIN/profile" -p "$WPID" -F 199 -f 3 > "$T/folded" 2>/dev/null
+	share "$T/folded" nofp_leaf "main;nofp_fp_top;nofp_fp_outer;nofp_fp_inner"
+	stop_bg "$WPID"
+	# A loop calling into libnofplib through the PLT: samples in the
+	# stub itself (no frame of its own, CFI the linker wrote) and in the
+	# library both have nofp_plt_loop and main above them.
+	start "$NOFP" plt 6
+	"$BIN/profile" -p "$WPID" -F 199 -f 3 > "$T/folded" 2>/dev/null
+	share "$T/folded" 'nofplib_tick@plt' "main;nofp_plt_loop"
+	share "$T/folded" nofplib_tick "main;nofp_plt_loop"
+	awk '/;nofplib_tick@plt /{ n += $NF } END { print n " samples in the stub"; exit !(n >= 10) }' "$T/folded"
+}
+
+@test "unwind: code with neither CFI nor a frame pointer ends the stack in a mark, nothing invented above" {
+	require_bpf
+	# nofp_nocfi_mid (nocfi.c) has no CFI and holds in the frame-pointer
+	# register a zero, then an address on the stack of a fake frame
+	# record, whose "return address" is data. Before, the first ended the
+	# stack there unmarked, the second added two [unknown] frames above it.
+	for junk in zero stack; do
+		start "$NOFP" nocfi 6 "$junk"
+		"$BIN/profile" -p "$WPID" -U -F 199 -f 2 > "$T/$junk" 2>/dev/null
+		stop_bg "$WPID"
+		awk '/;nofp_nocfi_mid(;| )/ { all += $NF
+			if (index($0, "nofp;[truncated:_no_CFI,_no_frame_pointer];nofp_nocfi_mid;nofp_nocfi_leaf") == 1) good += $NF }
+			END { printf "%s: %d of %d end in the mark\n", FILENAME, good, all; exit !(all > 100 && good == all) }' "$T/$junk" ||
+			fail "$(sort -t' ' -k2 -nr "$T/$junk" | head -5)"
+	done
+}
+
+# user_frames FOLDED: "FRAMES MARKED COUNT" for each line whose leaf is
+# nofp_leaf itself (or now(), inlined in it): its user frames (inlined
+# calls not counted) and whether it holds a [truncated: ...] frame.
+user_frames() {
+	awk '/;nofp_leaf(;now_\[i\])? [0-9]+$/ { k = split($1, f, ";"); n = 0; m = 0
+		for (i = 2; i <= k; i++) { if (f[i] ~ /^\[truncated/) m = 1; else if (f[i] !~ /_\[i\]$/) n++ }
+		print n, m, $NF }' "$1"
+}
+
+@test "unwind: 127 user frames kept whole, and a deeper stack ends in a mark" {
+	require_bpf
+	# How many frames sit above main, and main itself (_start's, libc's),
+	# from a shallow recursion: its whole stack, nothing marked.
+	start "$NOFP" deep 100 6
+	"$BIN/profile" -p "$WPID" -U -F 199 -f 2 > "$T/100" 2>/dev/null
+	stop_bg "$WPID"
+	grep -q ";main$(printf ';nofp_deep%.0s' $(seq 100));nofp_leaf [0-9]*$" "$T/100" ||
+		fail "$(head -c 2000 "$T/100")"
+	above=$(awk -F';' '/;nofp_leaf [0-9]+$/ { for (i = 2; i <= NF; i++) if ($i == "main") { print i - 1; exit } }' "$T/100")
+	echo "$above frames from the root to main"
+	# Exactly 127 frames when nofp_leaf is the leaf: every one kept, no
+	# mark (before, the 127th gave way to one). Its calls of
+	# clock_gettime go deeper: 127 frames and the mark.
+	deep=$((127 - above - 1))
+	start "$NOFP" deep "$deep" 6
+	"$BIN/profile" -p "$WPID" -U -F 199 -f 2 > "$T/127" 2>/dev/null
+	stop_bg "$WPID"
+	user_frames "$T/127" > "$T/n127"
+	awk '{ all += $3; if ($1 == 127 && !$2) good += $3 } END { printf "%d of %d samples 127 frames whole\n", good, all; exit !(all > 20 && good == all) }' "$T/n127" ||
+		fail "$(cat "$T/n127")"
+	grep -q ";main$(printf ';nofp_deep%.0s' $(seq $deep));nofp_leaf [0-9]*$" "$T/127"
+	awk '/;clock_gettime( |;)/ { all += $NF; if ($0 ~ /^nofp;\[truncated:_deeper_than_127_frames\];/ && $0 !~ /;_start;/) good += $NF }
+		END { printf "%d of %d in clock_gettime marked\n", good, all; exit !(all && good * 100 >= 95 * all) }' "$T/127"
+	# 140 deep: the 127 frames nearest the leaf, then the mark.
+	start "$NOFP" deep 140 6
+	"$BIN/profile" -p "$WPID" -U -F 199 -f 2 > "$T/140" 2>/dev/null
+	stop_bg "$WPID"
+	user_frames "$T/140" > "$T/n140"
+	awk '{ all += $3; if ($1 == 127 && $2) good += $3 } END { printf "%d of %d samples 127 frames and the mark\n", good, all; exit !(all > 20 && good == all) }' "$T/n140" ||
+		fail "$(cat "$T/n140")"
+	grep -q "^nofp;\[truncated:_deeper_than_127_frames\]$(printf ';nofp_deep%.0s' $(seq 126));nofp_leaf [0-9]*$" "$T/140"
+	run grep -E ';main;|;_start;' "$T/140"
+	assert_failure
 }
 
 @test "unwind: python3, built without frame pointers, reaches Py_RunMain" {

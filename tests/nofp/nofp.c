@@ -19,6 +19,18 @@
  *        nofp inline SECONDS  -- nofp_inline_host, into which nofp_inl_a and
  *                                nofp_inl_b are inlined; the latter spins,
  *                                half itself, half in nofp_leaf
+ *        nofp deep N SECONDS  -- nofp_deep recursing N frames deep (N >= 1),
+ *                                then nofp_leaf
+ *        nofp fp SECONDS      -- nofp_fp_top, then nofp_fp_outer and
+ *                                nofp_fp_inner (fpcode.c: frame pointers, no
+ *                                CFI), then nofp_leaf
+ *        nofp nocfi SECONDS zero|stack -- nofp_nocfi_top, nofp_nocfi_mid
+ *                                (nocfi.c: no CFI, no frame pointer; its
+ *                                frame-pointer register zero, or pointing at a
+ *                                fake frame record on the stack), then
+ *                                nofp_nocfi_leaf spins
+ *        nofp plt SECONDS     -- nofp_plt_loop calls libnofplib's nofplib_tick
+ *                                through the PLT, over and over
  * Prints "pid PID" first.
  */
 #include <dlfcn.h>
@@ -32,6 +44,9 @@
 #include <unistd.h>
 
 void nofplib_outer(double until);
+unsigned long nofplib_tick(void);
+void nofp_fp_outer(double until);
+void nofp_nocfi_mid(double until, unsigned long junk);
 
 static volatile unsigned long sink;
 static int fds[2], rounds, ms;
@@ -105,6 +120,47 @@ static inline __attribute__((always_inline)) void nofp_inl_a(double until)
 NOFP void nofp_inline_host(double until)
 {
 	nofp_inl_a(until);
+	sink++;
+}
+
+/* Returns its depth, checked by main: the recursion is real, not folded away. */
+NOFP unsigned long nofp_deep(unsigned long n, double until)
+{
+	unsigned long d;
+
+	if (n <= 1) {
+		nofp_leaf(until);
+		d = 1;
+	} else {
+		d = nofp_deep(n - 1, until) + 1;
+	}
+	sink++;
+	return d;
+}
+
+NOFP void nofp_fp_top(double until)
+{
+	nofp_fp_outer(until);
+	sink++;
+}
+
+NOFP void nofp_nocfi_leaf(double until)
+{
+	while (now() < until)
+		sink++;
+}
+
+NOFP void nofp_nocfi_top(double until, unsigned long junk)
+{
+	nofp_nocfi_mid(until, junk);
+	sink++;
+}
+
+NOFP void nofp_plt_loop(double until)
+{
+	while (now() < until)
+		for (int i = 0; i < 1000; i++)
+			nofplib_tick();
 	sink++;
 }
 
@@ -208,6 +264,30 @@ int main(int argc, char **argv)
 		printf("loaded\n");
 		fflush(stdout);
 		nofp_dlopened(outer, now() + atof(argv[3]));
+	} else if (!strcmp(mode, "deep") && argc == 4) {
+		unsigned long n = strtoul(argv[2], NULL, 10);
+
+		if (!n || nofp_deep(n, now() + atof(argv[3])) != n)
+			return 1;
+	} else if (!strcmp(mode, "fp")) {
+		nofp_fp_top(now() + secs);
+	} else if (!strcmp(mode, "nocfi") && argc == 4) {
+		/*
+		 * A fake frame record above the callee's frames: a "caller's
+		 * frame pointer" further up, and a "return address" that is
+		 * data, not code.
+		 */
+		static unsigned long data;
+		unsigned long fake[4] __attribute__((aligned(16)));
+
+		fake[0] = (unsigned long)&fake[2];
+		fake[1] = (unsigned long)&data;
+		fake[2] = 0;
+		fake[3] = (unsigned long)&data;
+		nofp_nocfi_top(now() + secs, strcmp(argv[3], "stack") ? 0 : (unsigned long)fake);
+		sink += fake[1];
+	} else if (!strcmp(mode, "plt")) {
+		nofp_plt_loop(now() + secs);
 	} else if (!strcmp(mode, "nap") && argc == 4) {
 		ms = atoi(argv[3]);
 		nofp_level1(-atoi(argv[2]));

@@ -30,3 +30,9 @@ __attribute__((noinline, noclone)) void nofplib_outer(double until)
 	nofplib_inner(until);
 	sink++;
 }
+
+/* Almost nothing, called in a loop through the caller's PLT: samples land in the PLT stub. */
+__attribute__((noinline, noclone)) unsigned long nofplib_tick(void)
+{
+	return ++sink;
+}
