@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/socket.h>
 #include <microhttpd.h>
 
 #include "escape.h"
@@ -19,6 +21,14 @@
 #define MAX_PER_CLIENT		8
 #define CONNECTION_TIMEOUT_S	10
 #define REQUEST_MEMORY		(16 * 1024)
+/*
+ * libmicrohttpd's timeout is for idleness only: a client that sends a byte
+ * every few seconds keeps its connection for ever, and 16 of them keep
+ * every scraper out. So a request must also arrive whole, and its answer
+ * leave, within this long of the connection's start or of the answer
+ * before; past it, the connection is cut.
+ */
+#define REQUEST_DEADLINE_S	10
 
 /*
  * Histogram buckets: log2 slot i holds values below 2^(i+1) units (the
@@ -49,6 +59,30 @@ struct family {
 };
 
 #define MAX_FAMILIES 16
+
+/* A connection's deadline (REQUEST_DEADLINE_S), libmicrohttpd's socket context. */
+struct conn {
+	int fd;
+	long long deadline_ms;		/* CLOCK_MONOTONIC */
+	bool cut;
+	struct conn *prev, *next;
+};
+
+/*
+ * The watchdog that cuts connections past their deadline. It shuts their
+ * sockets down rather than closing them: libmicrohttpd's thread then sees
+ * the end of the stream and closes the connection itself, and the
+ * descriptor cannot be another file's by then, since a connection leaves
+ * the list (NOTIFY_CLOSED, under the lock) before its socket is closed.
+ */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_t thread;
+	bool running, stop;
+	struct conn *head;
+	uint64_t cut;
+} watch = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static struct {
 	pthread_mutex_t lock;
@@ -340,6 +374,131 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	return reply(c, MHD_HTTP_OK, body, len, "text/plain; version=0.0.4; charset=utf-8");
 }
 
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* libmicrohttpd's thread: a connection accepted (its deadline starts), or gone. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	const union MHD_ConnectionInfo *info;
+	struct conn *k = *socket_context;
+
+	(void)cls;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		k = info ? calloc(1, sizeof(*k)) : NULL;
+		if (!k)
+			return;	/* idle timeout only: as without the watchdog */
+		k->fd = info->connect_fd;
+		k->deadline_ms = mono_ms() + REQUEST_DEADLINE_S * 1000LL;
+		pthread_mutex_lock(&watch.lock);
+		k->next = watch.head;
+		if (watch.head)
+			watch.head->prev = k;
+		watch.head = k;
+		pthread_mutex_unlock(&watch.lock);
+		*socket_context = k;
+		return;
+	}
+	if (!k)
+		return;
+	pthread_mutex_lock(&watch.lock);
+	if (k->prev)
+		k->prev->next = k->next;
+	else
+		watch.head = k->next;
+	if (k->next)
+		k->next->prev = k->prev;
+	pthread_mutex_unlock(&watch.lock);
+	free(k);
+	*socket_context = NULL;
+}
+
+/* libmicrohttpd's thread: an answer left (or a request failed); the next request's time starts. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode code)
+{
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn *k = info ? info->socket_context : NULL;
+
+	(void)cls, (void)con_cls, (void)code;
+	if (!k)
+		return;
+	pthread_mutex_lock(&watch.lock);
+	k->deadline_ms = mono_ms() + REQUEST_DEADLINE_S * 1000LL;
+	pthread_mutex_unlock(&watch.lock);
+}
+
+static void *watchdog(void *arg)
+{
+	struct timespec until;
+	long long now, next;
+
+	(void)arg;
+	pthread_mutex_lock(&watch.lock);
+	while (!watch.stop) {
+		now = mono_ms();
+		next = now + REQUEST_DEADLINE_S * 1000LL;
+		for (struct conn *k = watch.head; k; k = k->next) {
+			if (k->cut)
+				continue;
+			if (k->deadline_ms <= now) {
+				shutdown(k->fd, SHUT_RDWR);
+				k->cut = true;
+				watch.cut++;
+			} else if (k->deadline_ms < next) {
+				next = k->deadline_ms;
+			}
+		}
+		/* A new connection's deadline is later than any it could wait for. */
+		until = (struct timespec){ .tv_sec = next / 1000, .tv_nsec = next % 1000 * 1000000 };
+		pthread_cond_timedwait(&watch.wake, &watch.lock, &until);
+	}
+	pthread_mutex_unlock(&watch.lock);
+	return NULL;
+}
+
+static int watchdog_start(void)
+{
+	pthread_condattr_t attr;
+	int err;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	err = pthread_cond_init(&watch.wake, &attr);
+	pthread_condattr_destroy(&attr);
+	if (err)
+		return -err;
+	watch.stop = false;
+	err = pthread_create(&watch.thread, NULL, watchdog, NULL);
+	if (err) {
+		pthread_cond_destroy(&watch.wake);
+		return -err;
+	}
+	watch.running = true;
+	return 0;
+}
+
+static void watchdog_stop(void)
+{
+	if (!watch.running)
+		return;
+	pthread_mutex_lock(&watch.lock);
+	watch.stop = true;
+	pthread_cond_signal(&watch.wake);
+	pthread_mutex_unlock(&watch.lock);
+	pthread_join(watch.thread, NULL);
+	pthread_cond_destroy(&watch.wake);
+	watch.running = false;
+}
+
 /* "[ADDR:]PORT", "[::1]:PORT" for IPv6; 127.0.0.1 without ADDR. */
 static int parse_listen(const char *listen, struct sockaddr_storage *ss, bool *v6)
 {
@@ -404,6 +563,12 @@ int prom__start(const char *listen, unsigned int max_series)
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &stop, &old);
+	err = watchdog_start();
+	if (err) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		pr_err("--prometheus: cannot start a thread: %s", strerror(-err));
+		return err;
+	}
 	prom.daemon = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY |
 			(v6 ? MHD_USE_IPv6 : 0),
@@ -413,10 +578,13 @@ int prom__start(const char *listen, unsigned int max_series)
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)MAX_PER_CLIENT,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
 		MHD_OPTION_END);
 	err = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!prom.daemon) {
+		watchdog_stop();
 		pr_err("--prometheus: cannot listen on %s: %s", listen,
 		       err ? strerror(err) : "libmicrohttpd refused");
 		return err ? -err : -EINVAL;
@@ -436,8 +604,13 @@ void prom__stop(void)
 {
 	if (!prom.daemon)
 		return;
+	/* Its connections close (NOTIFY_CLOSED) before the watchdog goes. */
 	MHD_stop_daemon(prom.daemon);
 	prom.daemon = NULL;
+	watchdog_stop();
+	if (watch.cut)
+		pr_debug("--prometheus: %llu connections cut, past %d s for a request",
+			 (unsigned long long)watch.cut, REQUEST_DEADLINE_S);
 	for (int i = 0; i < prom.nfamilies; i++) {
 		struct family *fam = &prom.families[i];
 

@@ -293,12 +293,14 @@ static int report(void *ctx, const struct report_info *info)
 {
 	struct hist_report r = {
 		.cli = &cli, .when = info->when, .unit = unit(), .summary = env.extended,
-		.metric = "io_seconds",
+		/* -Q measures something else: a name of its own, never mixed with the other. */
+		.metric = env.queued ? "queued_io_seconds" : "io_seconds",
 		.help = env.queued ?
-			"Block I/O latency, from a request's insertion into the OS queue "
-			"(block_rq_insert) to its completion (block_rq_complete)" :
-			"Block I/O latency, from a request's issue to the device (block_rq_issue) "
-			"to its completion (block_rq_complete)",
+			"Block I/O latency including the time queued in the OS (-Q), from a "
+			"request's insertion into the OS queue (block_rq_insert) to its "
+			"completion (block_rq_complete)" :
+			"Block I/O latency, the device's service time, from a request's issue "
+			"to the device (block_rq_issue) to its completion (block_rq_complete)",
 	};
 	struct biolatency_bpf *obj = ctx;
 	struct keyed *all;
@@ -422,12 +424,13 @@ int main(int argc, char **argv)
 	run.ctx = obj;
 	err = run__loop(&run);
 	if (obj->bss->lost_starts)
-		pr_warn("%llu I/O requests not timed: more than %u in flight",
+		pr_warn("%llu I/O requests not timed: more than %u in flight; trace one disk with -d",
 			(unsigned long long)obj->bss->lost_starts,
 			bpf_map__max_entries(obj->maps.start));
+	/* Only -D and -F make more than the one histogram. */
 	if (obj->bss->lost_hists)
-		pr_warn("%llu I/O latencies dropped: more than %u histograms",
-			(unsigned long long)obj->bss->lost_hists,
+		pr_warn("%llu I/O latencies dropped: more than %u histograms (-D, -F); trace one "
+			"disk with -d", (unsigned long long)obj->bss->lost_hists,
 			bpf_map__max_entries(obj->maps.hist_by));
 out:
 	biolatency_bpf__destroy(obj);
