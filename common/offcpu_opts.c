@@ -225,8 +225,9 @@ void offcpu__warn_lost(const struct offcpu_losses *lost, const struct stackread 
 		pr_warn("%llu %s dropped: the kernel did not report the thread's leaving or "
 			"return to a CPU", (unsigned long long)lost->untraced, periods);
 	if (lost->keys)
-		pr_warn("%llu %s dropped: more than %u distinct %s; raise --hash-storage-size",
-			(unsigned long long)lost->keys, periods, bpf_map__max_entries(totals), keys);
+		pr_warn("%llu %s dropped: the table of distinct %s was full; raise "
+			"--hash-storage-size (now %u)", (unsigned long long)lost->keys, periods, keys,
+			bpf_map__max_entries(totals));
 }
 
 static int on_new_pid(void *ctx, void *data, size_t size)

@@ -158,7 +158,7 @@ stack_total() {
 	timeout 20 "$BIN/offcputime" --hash-storage-size 1 -f 2 > "$T/out" 2> "$T/err"
 	[ "$(wc -l < "$T/out")" -eq 1 ] || fail "$(cat "$T/out")"
 	run grep 'distinct stacks' "$T/err"
-	assert_output --regexp '^offcputime: [0-9]+ off-CPU periods dropped: more than 1 distinct stacks; raise --hash-storage-size$'
+	assert_output --regexp '^offcputime: [0-9]+ off-CPU periods dropped: the table of distinct stacks was full; raise --hash-storage-size \(now 1\)$'
 	timeout 20 "$BIN/offcputime" --hash-storage-size 65536 -f 2 > "$T/out" 2> "$T/err"
 	[ "$(wc -l < "$T/out")" -gt 1 ]
 	run grep -c 'distinct stacks' "$T/err"

@@ -95,7 +95,7 @@ run_offwake() {
 	timeout 20 "$BIN/offwaketime" --hash-storage-size 1 -f 2 > "$T/out" 2> "$T/err"
 	[ "$(wc -l < "$T/out")" -eq 1 ] || fail "$(cat "$T/out")"
 	run grep 'distinct stack pairs' "$T/err"
-	assert_output --regexp '^offwaketime: [0-9]+ blocked periods dropped: more than 1 distinct stack pairs; raise --hash-storage-size$'
+	assert_output --regexp '^offwaketime: [0-9]+ blocked periods dropped: the table of distinct stack pairs was full; raise --hash-storage-size \(now 1\)$'
 	timeout 20 "$BIN/offwaketime" --hash-storage-size 65536 -f 2 > "$T/out" 2> "$T/err"
 	[ "$(wc -l < "$T/out")" -gt 1 ]
 	run grep -c 'distinct stack pairs' "$T/err"

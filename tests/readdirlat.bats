@@ -228,6 +228,24 @@ Try \`readdirlat --help' or \`readdirlat --usage' for more information."
 	assert_output "readdirlat: need root (or CAP_BPF and CAP_PERFMON); try sudo"
 }
 
+@test "readdirlat: more directories than its tables hold are counted at exit, with what to do" {
+	require_bpf
+	# 5000 directories, each listed once by find: more than the 4096
+	# histograms and names readdirlat keeps.
+	mkdir "$T/tree"
+	(cd "$T/tree" && seq 5000 | xargs mkdir)
+	start_rdl -D -c find
+	find "$T/tree" > /dev/null
+	stop_rdl
+	assert_equal "$RC" 0
+	run cat "$T/err"
+	assert_line --regexp '^readdirlat: [0-9]+ calls not counted: more than 4096 histograms; trace fewer with -p or -c$'
+	assert_line --regexp '^readdirlat: [0-9]+ directories not named \(shown as \[unknown\]\): more than 4096 directories; trace fewer with -p or -c$'
+	# What was kept is there: 4096 directories, each a histogram.
+	n=$(grep -cE '^dir = .*/tree/[0-9]+$' "$T/out")
+	[ "$n" -ge 4000 ] && [ "$n" -le 4096 ] || fail "$n histograms: $(grep '^dir = ' "$T/out" | head)"
+}
+
 @test "readdirlat: options that -S or --min-us make moot are said to be ignored" {
 	run unprivileged "$BIN/readdirlat" -S -P -m --percentiles
 	assert_failure 1

@@ -314,6 +314,29 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* What a run could not count, at exit, each with what to do about it. */
+static void report_losses(struct readdirlat_bpf *obj)
+{
+	const char *rows = env.summary && env.group != RDL_GROUP_NONE ? "histograms and -S rows" :
+			   env.summary ? "-S rows" : "histograms";
+
+	if (obj->bss->lost_calls)
+		pr_warn("%llu calls not timed: no memory for a thread's task storage; trace fewer "
+			"with -p or -c", (unsigned long long)obj->bss->lost_calls);
+	if (obj->bss->lost_rows)
+		pr_warn("%llu calls not counted: more than %u %s; trace fewer with -p or -c",
+			(unsigned long long)obj->bss->lost_rows,
+			bpf_map__max_entries(env.summary ? obj->maps.summaries : obj->maps.hist_by),
+			rows);
+	if (obj->bss->lost_events)
+		pr_warn("%llu slow-call lines lost: the ring buffer was full; raise --min-us",
+			(unsigned long long)obj->bss->lost_events);
+	if (obj->bss->lost_dirs)
+		pr_warn("%llu directories not named (shown as [unknown]): more than %u directories; "
+			"trace fewer with -p or -c", (unsigned long long)obj->bss->lost_dirs,
+			bpf_map__max_entries(obj->maps.dirs));
+}
+
 /*
  * Options another one makes moot are said rather than dropped silently; the
  * kernel side then keeps no histograms that nothing would print.
@@ -431,15 +454,7 @@ int main(int argc, char **argv)
 		printf("%-8s %-16s %-7s %6s %8s %10s %s\n", "TIME", "COMM", "PID", "BUFSZ",
 		       "BYTES", "LAT(us)", "DIR");
 	err = run__loop(&run);
-	if (obj->bss->lost_calls || obj->bss->lost_rows || obj->bss->lost_events)
-		pr_warn("lost: %llu calls (no memory for task storage), %llu (histogram or table full), "
-			"%llu slow-call lines (ring buffer full)",
-			(unsigned long long)obj->bss->lost_calls,
-			(unsigned long long)obj->bss->lost_rows,
-			(unsigned long long)obj->bss->lost_events);
-	if (obj->bss->lost_dirs)
-		pr_warn("%llu directories not named (shown as [unknown]): more than %u directories",
-			(unsigned long long)obj->bss->lost_dirs, bpf_map__max_entries(obj->maps.dirs));
+	report_losses(obj);
 	if (obj->bss->entries_capped)
 		pr_warn("%llu calls returned more than 4096 entries: ENTRIES counts only those",
 			(unsigned long long)obj->bss->entries_capped);

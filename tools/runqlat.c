@@ -207,14 +207,23 @@ static int configure(struct runqlat_bpf *obj)
 
 static void report_losses(struct runqlat_bpf *obj)
 {
+	static const char *const per[] = {
+		[GROUP_PROCESS] = "process (-P): trace fewer with -p or -c",
+		[GROUP_THREAD] = "thread (-L): trace fewer with -p or -c, or use -P",
+		[GROUP_PIDNS] = "PID namespace (--pidnss): trace fewer with -c",
+	};
+
 	if (obj->bss->lost_starts)
-		pr_warn("%llu wakeups not timed: task storage or the tid map (%u entries) was full",
-			(unsigned long long)obj->bss->lost_starts,
+		pr_warn("%llu wakeups not timed: task storage or the tid map (%u entries) was full; "
+			"trace fewer threads with -p or -c", (unsigned long long)obj->bss->lost_starts,
 			bpf_map__max_entries(obj->maps.start_tid));
+	/* Only -P, -L and --pidnss make more than the one histogram. */
 	if (obj->bss->lost_hists)
-		pr_warn("%llu latencies dropped: more than %u histograms",
+		pr_warn("%llu latencies dropped: more than %u histograms, one per %s",
 			(unsigned long long)obj->bss->lost_hists,
-			bpf_map__max_entries(obj->maps.hist_by));
+			bpf_map__max_entries(obj->maps.hist_by),
+			env.group < sizeof(per) / sizeof(per[0]) && per[env.group] ?
+			per[env.group] : "group");
 	if (obj->bss->lost_untraced)
 		pr_warn("%llu waits dropped: the kernel did not report the thread's switch onto a CPU",
 			(unsigned long long)obj->bss->lost_untraced);
