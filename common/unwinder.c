@@ -30,10 +30,8 @@ struct losses {
 	unsigned long long no_room;	/* binaries whose rows did not fit */
 	unsigned long long build_ids;	/* binaries the build-id map had no room for */
 	unsigned long long files;	/* ... the files map */
-	unsigned long long rows_lost;	/* their rows */
 	unsigned long long procs;	/* processes the map had no room for */
 	unsigned long long mappings;	/* mappings past UNWIND_MAX_MAPPINGS */
-	unsigned long long unsupported;	/* rows with rules the unwinder cannot follow */
 };
 
 struct unwinder {
@@ -43,6 +41,7 @@ struct unwinder {
 	size_t rows_cap, rows_used, map_size;
 	struct table *tables;
 	unsigned long long binaries, with_cfi, processes;
+	unsigned long long unsupported;	/* rows with rules the unwinder cannot follow */
 	struct losses lost;
 	unsigned int full;		/* processes the map was full for since it was last swept */
 	struct unwind_proc *scratch;	/* one entry, read back to sweep */
@@ -141,7 +140,7 @@ static void on_binary_rows(struct unwinder *u, struct table *t, const char *path
 	t->base = c.base;
 	u->rows_used += c.n;
 	u->with_cfi++;
-	u->lost.unsupported += c.unsupported;
+	u->unsupported += c.unsupported;
 	pr_debug("%s: %zu unwind rows for %zu functions%s", path, c.n, c.fdes,
 		 go ? ", from Go's pclntab" : "");
 	cfi__free(&c);
@@ -357,13 +356,15 @@ void unwinder__warn_losses(const struct unwinder *u, const struct unwind_counts 
 		return;
 	pr_debug("user stacks: %llu walked with CFI, %llu by frame pointers and build-id before "
 		 "their process's mappings were read, %llu cut short; %llu binaries (%llu with CFI, "
-		 "%zu rows), %llu processes", (unsigned long long)c->cfi,
+		 "%zu rows, %llu of them with rules it does not follow, where stacks end marked), "
+		 "%llu processes", (unsigned long long)c->cfi,
 		 (unsigned long long)c->by_build_id,
 		 (unsigned long long)c->truncated, u->binaries, u->with_cfi, u->rows_used,
-		 u->processes);
+		 u->unsupported, u->processes);
 	if (u->lost.no_room)
-		pr_warn("%llu binaries' unwind tables did not fit: their frames were walked by "
-			"frame pointers; raise --unwind-memory", u->lost.no_room);
+		pr_warn("%llu binaries' unwind tables did not fit (%zu of %zu rows in use): their "
+			"frames were walked by frame pointers; raise --unwind-memory",
+			u->lost.no_room, u->rows_used, u->rows_cap);
 	if (u->lost.procs)
 		pr_warn("%llu processes had no room for their mappings: walked by frame pointers; "
 			"raise --unwind-memory", u->lost.procs);

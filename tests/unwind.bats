@@ -125,6 +125,8 @@ svg_folded() {
 	# -v says what each process got.
 	grep -qE "pid $WPID: CFI for [0-9]+ of [0-9]+ executable mappings" "$T/err"
 	grep -q 'user stacks: CFI' "$T/err"
+	# At exit: how stacks were walked, and rows with rules it does not follow.
+	grep -qE 'user stacks: [0-9]+ walked with CFI, .* rows, [0-9]+ of them with rules it does not follow' "$T/err"
 	# The vdso's code under clock_gettime is named: by its symbol, or where it
 	# has none (its paravirtual clock read, on KVM guests) by the vdso itself.
 	grep -q ';clock_gettime;' "$T/folded"
@@ -329,6 +331,28 @@ while time.time() < end:
 	"$BIN/profile" -p "$WPID" -F 199 -f 3 > "$T/folded" 2>/dev/null
 	awk '{ all += $NF; if ($0 ~ /;Py_RunMain;/) whole += $NF }
 		END { printf "%d of %d samples reach Py_RunMain\n", whole, all; exit !(all > 100 && whole * 100 >= 95 * all) }' "$T/folded"
+}
+
+@test "unwind: tables that do not fit --unwind-memory are counted at exit, their stacks marked" {
+	require_bpf
+	start python3 -c 'import os, time
+print("pid", os.getpid(), flush=True)
+end = time.time() + 8
+while time.time() < end:
+    sum(i * i for i in range(1000))'
+	# 1 MiB: 98,304 rows; the interpreter (or libpython) and libc need more.
+	"$BIN/profile" --unwind-memory 1 -p "$WPID" -F 199 -f 2 > "$T/folded" 2> "$T/err"
+	grep -E "^profile: [1-9][0-9]* binaries' unwind tables did not fit \([0-9]+ of 98304 rows in use\): their frames were walked by frame pointers; raise --unwind-memory$" "$T/err" ||
+		fail "$(cat "$T/err")"
+	# The interpreter's code, without its table, has no frame pointers
+	# either: its stacks end marked where its tables would have gone on.
+	awk '{ all += $NF; if ($0 ~ /^python3;\[truncated:/) cut += $NF }
+		END { printf "%d of %d marked\n", cut, all; exit !(all > 100 && cut * 100 >= 95 * all) }' "$T/folded"
+	# With the default 32 MiB everything fits, and nothing is said.
+	"$BIN/profile" -p "$WPID" -F 199 -f 1 > "$T/folded" 2> "$T/err"
+	run grep -E 'did not fit|unwind-memory' "$T/err"
+	assert_failure
+	grep -q ';Py_RunMain;' "$T/folded"
 }
 
 @test "unwind: --unwind errors, and frame pointers where the kernel cannot walk CFI" {
