@@ -20,9 +20,11 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 mkdir -p "$OUT"
-rm -f "$OUT"/*.svg "$OUT"/*.pb.gz "$OUT"/*.out
+rm -f "$OUT"/*.svg "$OUT"/*.pb.gz "$OUT"/*.out "$OUT"/*.err
 pids=()
 loopdev=
+tool=
+current=
 
 cleanup() {
 	local p
@@ -31,11 +33,23 @@ cleanup() {
 	done
 	wait 2> /dev/null
 	[ -n "$loopdev" ] && losetup -d "$loopdev" 2> /dev/null
-	rm -f "$OUT/disk.img" "$OUT/cache.dat"
+	# What the tools said on stderr was shown under their headings.
+	rm -f "$OUT/disk.img" "$OUT/cache.dat" "$OUT/work.out" "$OUT"/*.err
 }
-# The tools catch Ctrl-C themselves, print what they have and exit; the
-# workloads, started in the background, ignore it: they are stopped here.
-trap 'echo; echo "demo: stopped"; cleanup; exit 130' INT TERM
+
+# The tools catch Ctrl-C themselves, print what they have and exit: the one
+# that was tracing shows its report as it would have. The workloads, started
+# in the background, ignore Ctrl-C: they are stopped here.
+stopped() {
+	trap '' INT TERM
+	echo
+	[ -n "$tool" ] && kill -INT "$tool" 2> /dev/null
+	[ -n "$current" ] && show "$current"
+	echo "demo: stopped"
+	cleanup
+	exit 130
+}
+trap stopped INT TERM
 
 heading() {
 	echo
@@ -68,14 +82,30 @@ trace() {
 	shift
 	"$BIN/$@" > "$OUT/$name.out" 2> "$OUT/$name.err" &
 	tool=$!
+	current=$name
 	# Its banner, or cachestat's header, which is all bcc's prints.
 	wait_line 'Tracing|Sampling|HITS' "$OUT/$name.out" "$OUT/$name.err"
 }
 
-# show NAME: waits for the tool, then prints (the start of) what it printed.
+# show NAME: waits for the tool, then prints (the start of) what it printed:
+# the three busiest stacks of profile's folded output, the two of
+# offwaketime's that end in the reader.
 show() {
 	wait "$tool"
-	grep -v 'Hit Ctrl-C\|Tracing\|Sampling\|^$' "$OUT/$1.out" | head -n "$LINES_SHOWN"
+	tool=
+	current=
+	case $1 in
+	profile)
+		grep '^spin;' "$OUT/$1.out" | sort -t' ' -k2 -nr | head -n 3 | sed 's/^/    /'
+		;;
+	offwaketime)
+		# The reader's blocked stack, "--", then the writer's that woke it.
+		grep offcpu_reader "$OUT/$1.out" | sort -t' ' -k2 -nr | head -n 2 | sed 's/^/    /'
+		;;
+	*)
+		grep -v 'Hit Ctrl-C\|Tracing\|Sampling\|^$' "$OUT/$1.out" | head -n "$LINES_SHOWN"
+		;;
+	esac
 	grep -v 'Tracing\|Sampling' "$OUT/$1.err" >&2
 }
 
@@ -93,9 +123,7 @@ kill "$last" 2> /dev/null
 heading "profile: where does the CPU time go? (every CPU at 99 Hz while a program spins; its 3 busiest stacks)"
 bg "$WL/spin" $((S + 1))
 trace profile profile -F 99 -f --svg "$OUT/profile.svg" --pprof "$OUT/profile.pb.gz" "$S"
-wait "$tool"
-grep '^spin;' "$OUT/profile.out" | sort -t' ' -k2 -nr | head -n 3 | sed 's/^/    /'
-grep -v 'Tracing\|Sampling' "$OUT/profile.err" >&2
+show profile
 
 heading "offcputime: where do threads block, and for how long? (a thread sleeping 10 x 50 ms)"
 bg "$WL/offcpu" sleep 10 50
@@ -107,10 +135,7 @@ heading "offwaketime: who woke the threads that blocked? (a reader woken by a wr
 bg "$WL/offcpu" pipe 10 50
 trace offwaketime offwaketime -U -f -p "$last" "$S"
 gate
-wait "$tool"
-# Folded: the reader's blocked stack, "--", then the stack of the writer that woke it.
-grep offcpu_reader "$OUT/offwaketime.out" | sort -t' ' -k2 -nr | head -n 2 | sed 's/^/    /'
-grep -v 'Tracing' "$OUT/offwaketime.err" >&2
+show offwaketime
 
 heading "biolatency: how long does block I/O take? (500 direct 4 KiB reads of a loop device)"
 truncate -s 64M "$OUT/disk.img"
@@ -151,7 +176,6 @@ show readdirlat
 
 cleanup
 trap - INT TERM
-rm -f "$OUT/work.out"
 echo
 echo "== Files written =="
 echo "  $OUT/profile.svg      CPU flame graph of the whole machine: open it in a browser,"

@@ -46,6 +46,11 @@ teardown() {
 	for f in profile.svg offcputime.svg profile.pb.gz; do
 		assert_line --regexp "^  $T/demo/$f "
 	done
+	assert_line --regexp "^  $T/demo/\*\.out +what each tool printed"
+	# And nothing it does not list: no stderr files, no workload output.
+	run ls "$T/demo"
+	assert_output "$(for f in profile.svg offcputime.svg profile.pb.gz $(printf '%s.out ' $TOOLS); do
+		echo "$f"; done | sort)"
 	xmllint --noout "$T/demo/profile.svg"
 	xmllint --noout "$T/demo/offcputime.svg"
 	grep -q offcpu_sleeper "$T/demo/offcputime.svg"
@@ -54,13 +59,16 @@ teardown() {
 	assert_output --partial spin_heavy
 }
 
-@test "make demo: Ctrl-C stops it at once, each tool with its report, nothing left behind" {
+@test "make demo: Ctrl-C stops it at once, the interrupted tool shows its report, nothing left behind" {
 	require_bpf
 	# Its own process group, as at a terminal, which sends Ctrl-C to all of
 	# it; and SIGINT not ignored, as it is for a script's background job.
-	setsid env --default-signal=INT "${DEMO[@]}" > "$T/out" 2>&1 &
+	# Four seconds a tool: time to interrupt offcputime before it ends.
+	setsid env --default-signal=INT "${DEMO[@]/#DEMO_SECONDS=2/DEMO_SECONDS=4}" > "$T/out" 2>&1 &
 	DPID=$!
+	# Once offcputime traces the sleeper, which sleeps 10 x 50 ms once let go.
 	wait_for_line "$T/out" '^== offcputime' 60
+	wait_for_line "$T/demo/offcputime.out" 'Tracing' 20
 	sleep 1
 	kill -INT -- -"$DPID"
 	for ((i = 0; i < 100; i++)); do
@@ -71,7 +79,18 @@ teardown() {
 	DPID=
 	cat "$T/out"
 	assert_failure 130
-	grep -q '^demo: stopped$' "$T/out"
 	run grep -c '^== ' "$T/out"
 	assert_output 3
+	# The interrupted tool's report, under its heading, then the demo stops.
+	run sed -n '/^== offcputime/,$p' "$T/out"
+	assert_line --regexp '^    offcpu_sleeper$'
+	assert_line --index -1 "demo: stopped"
+	# Its files: what the tools printed, no stderr or workload files.
+	run ls "$T/demo"
+	assert_output "offcputime.out
+offcputime.svg
+profile.out
+profile.pb.gz
+profile.svg
+runqlat.out"
 }
