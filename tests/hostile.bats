@@ -180,13 +180,22 @@ start_symwork() {
 
 @test "hostile: a debuglink that climbs out of its directory is not followed" {
 	stripped_symwork
-	mkfifo "$T/fifo"
-	add_debuglink "$T/bin/symwork" "../fifo"
+	# The binary's own debug file (its build-id), one level up: only the
+	# "/" in the name keeps it from being read.
+	add_debuglink "$T/bin/symwork" "../sym.debug"
 	start_symwork "$T/bin/symwork"
-	# Opening the FIFO would block for ever: the name is refused before any open.
 	run timeout 20 "$S" "$WPID" "$ALPHA"
 	assert_success
 	assert_output "[unknown]"
+	stop_bg "$WPID"
+	# The same file beside the binary, named plainly, names the frame.
+	objcopy --strip-all "$SW" "$T/bin/symwork"
+	add_debuglink "$T/bin/symwork" "sym.debug"
+	cp "$T/sym.debug" "$T/bin/sym.debug"
+	start_symwork "$T/bin/symwork"
+	run timeout 20 "$S" "$WPID" "$ALPHA"
+	assert_success
+	assert_output "symwork_alpha+0x0 [symwork]"
 }
 
 @test "hostile: a FIFO named like the debug file neither blocks nor is read" {
@@ -197,6 +206,14 @@ start_symwork() {
 	run timeout 20 "$S" "$WPID" "$ALPHA"
 	assert_success
 	assert_output "[unknown]"
+	stop_bg "$WPID"
+	# The debug file itself in the FIFO's place names the frame.
+	rm "$T/bin/symwork.debug"
+	cp "$T/sym.debug" "$T/bin/symwork.debug"
+	start_symwork "$T/bin/symwork"
+	run timeout 20 "$S" "$WPID" "$ALPHA"
+	assert_success
+	assert_output "symwork_alpha+0x0 [symwork]"
 }
 
 # nobuildid NAME [CFLAGS...]: symwork built without a build-id, as $T/bin/NAME.
@@ -346,7 +363,8 @@ nobuildid() {
 	TPID=
 	grep -qE '^spin;.*;spin_heavy' "$T/folded"
 	grep -qE '^profile_spin;.*;bpfscope_spin_(alpha|beta)' "$T/folded"
-	! grep -qE '^profile_spin;.*spin_heavy|^spin;.*bpfscope_spin' "$T/folded"
+	! grep -E '^profile_spin;.*spin_heavy|^spin;.*bpfscope_spin' "$T/folded" ||
+		fail "a stack named by the other program's binary"
 }
 
 @test "hostile: code before an exec is named by the binary it ran in" {
@@ -380,7 +398,8 @@ nobuildid() {
 	run timeout 30 "$BIN/profile" -p "$WPID" -F 99 --svg "$T/out.svg" --pprof "$T/out.pb.gz" 1
 	assert_success
 	[ "$(cat "$T/victim")" = precious ]
-	[ ! -L "$T/out.svg" ] && [ ! -L "$T/out.pb.gz" ]
+	[ ! -L "$T/out.svg" ]
+	[ ! -L "$T/out.pb.gz" ]
 	xmllint --noout "$T/out.svg"
 	gzip -t "$T/out.pb.gz"
 	# A run killed before its report leaves the old file whole, and nothing beside it.
@@ -419,7 +438,7 @@ nobuildid() {
 		TPID=
 		[ "$rc" -eq 1 ] || fail "$t: exit $rc after a failed write: $(cat "$T/err")"
 		grep -q "cannot write $T/d/x.pb.gz" "$T/err"
-		! grep -q 'cannot read' "$T/err"
+		! grep -q 'cannot read' "$T/err" || fail "$t: $(cat "$T/err")"
 	done
 	# '-' is the standard output.
 	run timeout 10 "$BIN/profile" -F 49 --svg - 1

@@ -16,9 +16,10 @@ teardown() {
 	stop_bg ${WPID:-} ${TPID:-}
 }
 
-# start_work MODE: manystacks in MODE over all 4,096 paths; sets WPID.
+# start_work MODE [ARG]: manystacks in MODE over all 4,096 paths; sets WPID.
+# No ARG is no argument: sleep would take an empty one for 0 rounds.
 start_work() {
-	"$WL/manystacks" "$1" 4096 "${2:-}" > "$T/work" &
+	"$WL/manystacks" "$1" 4096 ${2:+"$2"} > "$T/work" &
 	WPID=$!
 	wait_for_line "$T/work" '^pid '
 }
@@ -53,17 +54,42 @@ in_reach() {
 	[ "$1" -le 4096 ] && [ "$1" -ge $((4096 - $2 - 2)) ]
 }
 
+# svg_total SVG: the count of a flame graph's root.
+svg_total() {
+	xmllint --noout "$1"
+	grep -o '<g class="f" data-v="[0-9]*"><title>all ' "$1" | grep -o '[0-9]*'
+}
+
+# pprof_total PPROF: the sum of the first value of every sample (the folded count).
+pprof_total() {
+	go tool pprof -raw "$1" 2>/dev/null |
+		awk '/^Samples:/ { s = 1 } /^Locations/ { s = 0 } s && /^ +[0-9]+( +[0-9]+)*: / { n += $1 }
+			END { print n + 0 }'
+}
+
+# text_total FILE: the sum of bcc's text layout's counts (the indented number ending each stack).
+text_total() {
+	awk '/^        [0-9]+$/ { n += $1 } END { print n + 0 }' "$1"
+}
+
+# json_total FILE FIELD: the sum of FIELD over the JSON lines of FILE.
+json_total() {
+	jq -s "map(.$2) | add // 0" "$1"
+}
+
+# same_total WHAT A B: two outputs of one run count the same.
+same_total() {
+	[ "$2" -gt 0 ] || fail "$1: nothing counted"
+	[ "$2" -eq "$3" ] || fail "$1: $2 against $3"
+}
+
 # check_files FOLDED SVG PPROF: three outputs of one run describe the same stacks.
 check_files() {
 	local total root pb
 	total=$(awk '{ n += $NF } END { print n + 0 }' "$1")
-	xmllint --noout "$2"
-	root=$(grep -o '<g class="f" data-v="[0-9]*"><title>all ' "$2" | grep -o '[0-9]*')
+	root=$(svg_total "$2")
 	[ "$root" -eq "$total" ] || fail "svg root $root, folded total $total"
-	# -raw lists each sample's values: the first is the folded count.
-	pb=$(go tool pprof -raw "$3" 2>/dev/null |
-		awk '/^Samples:/ { s = 1 } /^Locations/ { s = 0 } s && /^ +[0-9]+( +[0-9]+)*: / { n += $1 }
-			END { print n + 0 }')
+	pb=$(pprof_total "$3")
 	[ "$pb" -eq "$total" ] || fail "pprof total $pb, folded total $total"
 	# Every folded line is a distinct stack.
 	[ "$(cut -d' ' -f1 "$1" | sort | uniq -d | wc -l)" -eq 0 ] || fail "folded lines repeat"
@@ -80,7 +106,7 @@ check_files() {
 	assert_output --partial "accounting for"
 }
 
-@test "profile: thousands of distinct stacks through folded, SVG, pprof and JSON" {
+@test "profile: thousands of distinct stacks through folded, text, SVG, pprof and JSON" {
 	require_bpf
 	start_work spin 20
 	timeout 60 "$BIN/profile" -p "$WPID" -F 999 -f --svg "$T/p.svg" --pprof "$T/p.pb.gz" 4 \
@@ -89,15 +115,25 @@ check_files() {
 	n=$(wc -l < "$T/folded")
 	echo "$n distinct stacks through the leaf"
 	[ "$n" -gt 1024 ]
-	! grep -q 'lost\|Missed' "$T/err" "$T/all"
+	! grep 'lost\|Missed' "$T/err" "$T/all" || fail "profile lost stacks"
 	check_files "$T/all" "$T/p.svg" "$T/p.pb.gz"
 	# Each stack is the whole chain: main, then twelve levels, then the leaf.
 	run awk -F';' '/manystacks_burn/ && !/main;run_path;ms17_a;ms16_a;ms15_a;ms14_a;ms13_a;ms12_[ab];ms11_[ab];ms10_[ab];ms9_[ab];ms8_[ab];ms7_[ab];ms6_[ab];ms5_[ab];ms4_[ab];ms3_[ab];ms2_[ab];ms1_[ab];manystacks_burn/' "$T/folded"
 	assert_output ""
-	run timeout 60 "$BIN/profile" -p "$WPID" -F 999 --json 3
-	assert_success
-	n=$(grep -c '"manystacks_burn"' <<<"$output")
+	# JSON, with a pprof file of the same run: as many stacks, the same total.
+	timeout 60 "$BIN/profile" -p "$WPID" -F 999 --json --pprof "$T/j.pb.gz" 3 \
+		> "$T/json" 2> "$T/err"
+	n=$(jq -s 'map(select(.frames | index("manystacks_burn"))) | length' "$T/json")
+	echo "json: $n stacks through the leaf"
 	[ "$n" -gt 1024 ]
+	same_total "json against pprof" "$(json_total "$T/json" samples)" "$(pprof_total "$T/j.pb.gz")"
+	# The text layout, with a flame graph of the same run.
+	timeout 60 "$BIN/profile" -p "$WPID" -F 999 --svg "$T/t.svg" 3 > "$T/text" 2> "$T/err"
+	n=$(grep -c '^    manystacks_burn$' "$T/text")
+	echo "text: $n stacks through the leaf"
+	[ "$n" -gt 1024 ]
+	same_total "text against svg" "$(text_total "$T/text")" "$(svg_total "$T/t.svg")"
+	! grep 'lost\|Missed' "$T/err" "$T/json" "$T/text" || fail "profile lost stacks"
 	assert_nothing_loaded profile
 }
 
@@ -111,15 +147,27 @@ check_files() {
 	dropped=$(unseen_returns "$T/err")
 	echo "$n stacks through the leaf, $dropped periods the kernel did not report"
 	in_reach "$n" "$dropped"
-	! grep -q 'lost\|Missed' "$T/err" "$T/folded"
+	! grep 'lost\|Missed' "$T/err" "$T/folded" || fail "offcputime lost stacks"
 	check_files "$T/folded" "$T/o.svg" "$T/o.pb.gz"
-	# The text layout, of a second run: as many stacks.
+	# The text layout, of a second run: as many stacks, as much time as its flame graph.
 	start_work sleep
-	trace_work "$T/text" "$T/err" offcputime -U
+	trace_work "$T/text" "$T/err" offcputime -U --svg "$T/t.svg"
 	n=$(grep -c '^    manystacks_sleep$' "$T/text")
 	dropped=$(unseen_returns "$T/err")
 	echo "text: $n stacks through the leaf, $dropped periods the kernel did not report"
 	in_reach "$n" "$dropped"
+	same_total "text against svg" "$(text_total "$T/text")" "$(svg_total "$T/t.svg")"
+	! grep 'lost\|Missed' "$T/err" || fail "offcputime lost stacks"
+	# JSON, of a third: the same again, and the time of its pprof profile.
+	start_work sleep
+	trace_work "$T/json" "$T/err" offcputime --json --pprof "$T/j.pb.gz"
+	n=$(jq -s 'map(select((.frames | index("manystacks_sleep")) and
+		any(.frames[]; test("nanosleep")))) | length' "$T/json")
+	dropped=$(unseen_returns "$T/err")
+	echo "json: $n stacks through the leaf, $dropped periods the kernel did not report"
+	in_reach "$n" "$dropped"
+	same_total "json against pprof" "$(json_total "$T/json" total_us)" "$(pprof_total "$T/j.pb.gz")"
+	! grep 'lost\|Missed' "$T/err" || fail "offcputime lost stacks"
 	assert_nothing_loaded offcputime
 }
 
@@ -132,7 +180,7 @@ check_files() {
 	dropped=$(unseen_returns "$T/err")
 	echo "$n pairs, $dropped periods the kernel did not report"
 	in_reach "$n" "$dropped"
-	! grep -q 'lost\|Missed\|more than' "$T/err" "$T/folded"
+	! grep 'lost\|Missed\|more than' "$T/err" "$T/folded" || fail "offwaketime lost stacks"
 	check_files "$T/folded" "$T/w.svg" "$T/w.pb.gz"
 	# Paired path by path: the reader blocked in path P is woken from path P.
 	run awk -F';' '/manystacks_read/ && /manystacks_write/ {
@@ -146,5 +194,25 @@ check_files() {
 			for (l = 1; l <= 12; l++) if (R[l] != W[l]) { bad++; break }
 		} END { print bad + 0 }' "$T/folded"
 	assert_output 0
+	# The text layout, of a second run, and its flame graph.
+	start_work pipe
+	trace_work "$T/text" "$T/err" offwaketime --svg "$T/t.svg"
+	n=$(awk -v RS= '/\n    manystacks_read\n/ && /\n    manystacks_write\n/ { n++ } END { print n + 0 }' \
+		"$T/text")
+	dropped=$(unseen_returns "$T/err")
+	echo "text: $n pairs, $dropped periods the kernel did not report"
+	in_reach "$n" "$dropped"
+	same_total "text against svg" "$(text_total "$T/text")" "$(svg_total "$T/t.svg")"
+	! grep 'lost\|Missed\|more than' "$T/err" || fail "offwaketime lost stacks"
+	# JSON, of a third, and its pprof profile.
+	start_work pipe
+	trace_work "$T/json" "$T/err" offwaketime --json --pprof "$T/j.pb.gz"
+	n=$(jq -s 'map(select((.frames | index("manystacks_read")) and
+		(.frames | index("manystacks_write")))) | length' "$T/json")
+	dropped=$(unseen_returns "$T/err")
+	echo "json: $n pairs, $dropped periods the kernel did not report"
+	in_reach "$n" "$dropped"
+	same_total "json against pprof" "$(json_total "$T/json" total_us)" "$(pprof_total "$T/j.pb.gz")"
+	! grep 'lost\|Missed\|more than' "$T/err" || fail "offwaketime lost stacks"
 	assert_nothing_loaded offwaketime
 }
