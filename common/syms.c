@@ -81,6 +81,17 @@ struct proc {
 	bool reread;		/* asked to read them again, too soon after the last time */
 	bool prefetched;	/* read at its exec, not yet in a stack */
 	bool exited;		/* found exited by syms__forget_exited() */
+	bool superseded;	/* its process has exec'd since: not read again */
+	bool counted;		/* ... and its loss is in syms' losses */
+	/*
+	 * Which image the maps were read from, whatever exec_id asked: if a
+	 * later image's maps read the same, the exec had happened before.
+	 */
+	struct image_sig {
+		uint64_t vdso, stack_end;	/* placed anew by each exec, with ASLR */
+		dev_t exe_dev;
+		ino_t exe_ino;
+	} sig;
 };
 
 struct losses {
@@ -90,6 +101,7 @@ struct losses {
 	unsigned long long jit_refused;	/* perf maps not trusted */
 	unsigned long long jit_cut;	/* perf maps cut at PERFMAP_MAX_BYTES */
 	unsigned long long reused;	/* pids reused before the process was read */
+	unsigned long long execed;	/* images in stacks, exec'd away before they were read */
 	unsigned long long go_unread;	/* Go binaries whose pclntab was not read */
 	const char *go_why;		/* ... the first one's reason */
 };
@@ -585,9 +597,10 @@ static struct binary *vdso_get(struct syms *s)
 	return s->vdso;
 }
 
+/* By pid alone: the images one process has exec'd through share a bucket. */
 static unsigned int proc_hash(const struct proc_key *k)
 {
-	return (k->tgid * 31 + k->exec_id) % BUCKETS;
+	return k->tgid % BUCKETS;
 }
 
 static long long now_ms(void)
@@ -607,12 +620,37 @@ static struct proc *proc_find(struct syms *s, const struct proc_key *k)
 	return NULL;
 }
 
-/* Is @k still the process that has its pid (owned by *@uid)? A reused pid is another program. */
+/* Is exec count @a before @b? Both are a counter's low bits: by their difference. */
+static bool exec_before(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) < 0;
+}
+
+/* Another image of @k's process (same pid and start), known to come after @k's? */
+static bool exec_known_after(struct syms *s, const struct proc_key *k)
+{
+	if (!k->start_ns)	/* then a pid's processes cannot be told apart */
+		return false;
+	for (struct proc *q = s->procs[proc_hash(k)]; q; q = q->next)
+		if (q->key.tgid == k->tgid && q->key.start_ns == k->start_ns &&
+		    exec_before(k->exec_id, q->key.exec_id))
+			return true;
+	return false;
+}
+
+/*
+ * Is @k still the process that has its pid (owned by *@uid), in the image
+ * @k names? A reused pid is another program; after an exec, the pid and
+ * start time stay and /proc shows the new image, which no file tells from
+ * the old: only a later exec_id seen in a stack or at the exec does.
+ */
 static bool alive(struct syms *s, const struct proc_key *k, uid_t *uid, bool *reused)
 {
 	unsigned long long ticks;
 
 	*reused = false;
+	if (exec_known_after(s, k))
+		return false;
 	if (procfile__identity(k->tgid, uid, &ticks))
 		return false;
 	/* /proc gives clock ticks of the very nanoseconds the BPF side read. */
@@ -639,6 +677,35 @@ static bool same_process(struct syms *s, struct proc *p)
 		return true;
 	s->lost.reused += reused;
 	return false;
+}
+
+/*
+ * @p's process has exec'd into a new image: the older images of it are
+ * read no more (the maps would be the new one's). One whose maps read the
+ * same as @p's was read after that exec: what it holds is @p's, not its
+ * own, and goes, so that its stacks are [unknown] rather than misnamed.
+ */
+static void superseded_by(struct syms *s, struct proc *p)
+{
+	const struct image_sig *a = &p->sig;
+
+	if (!p->key.start_ns)
+		return;
+	for (struct proc *q = s->procs[proc_hash(&p->key)]; q; q = q->next) {
+		const struct image_sig *b = &q->sig;
+
+		if (q == p || q->key.tgid != p->key.tgid || q->key.start_ns != p->key.start_ns ||
+		    !exec_before(q->key.exec_id, p->key.exec_id))
+			continue;
+		q->superseded = true;
+		if (!q->nvmas || !a->exe_ino || a->exe_ino != b->exe_ino ||
+		    a->exe_dev != b->exe_dev || a->vdso != b->vdso || a->stack_end != b->stack_end)
+			continue;
+		free(q->vmas);
+		q->vmas = NULL;
+		q->nvmas = 0;
+		q->gone = true;
+	}
 }
 
 static int add_vma(struct proc *p, size_t *cap, const struct vma *v)
@@ -674,9 +741,16 @@ static void read_maps(struct syms *s, struct proc *p)
 {
 	char path[64], line[PATH_MAX + 128];
 	struct maps_entry e;
+	struct stat exe;
 	size_t cap = 0;
 	FILE *f;
 
+	p->sig = (struct image_sig){};
+	snprintf(path, sizeof(path), "/proc/%d/exe", p->key.tgid);
+	if (!stat(path, &exe)) {
+		p->sig.exe_dev = exe.st_dev;
+		p->sig.exe_ino = exe.st_ino;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/maps", p->key.tgid);
 	f = fopen(path, "re");
 	if (!f) {
@@ -688,9 +762,14 @@ static void read_maps(struct syms *s, struct proc *p)
 		struct binary *bin = NULL;
 		struct stat st;
 
-		if (procmaps__parse_line(line, &e) || !e.exec)
+		if (procmaps__parse_line(line, &e))
+			continue;
+		if (!strcmp(e.path, "[stack]"))
+			p->sig.stack_end = e.end;
+		if (!e.exec)
 			continue;
 		if (!strcmp(e.path, "[vdso]")) {
+			p->sig.vdso = e.start;
 			bin = vdso_get(s);
 		} else if (e.path[0] == '/') {
 			int fd = procfile__open_mapped(p->key.tgid, &e, p->root ? p->root->fd : -1,
@@ -708,6 +787,7 @@ static void read_maps(struct syms *s, struct proc *p)
 			break;
 	}
 	fclose(f);
+	superseded_by(s, p);
 	if (s->observer.process)
 		observe_process(s, p);
 }
@@ -730,6 +810,11 @@ int syms__track(struct syms *s, const struct proc_key *k)
 	p->key = *k;
 	p->next = s->procs[proc_hash(k)];
 	s->procs[proc_hash(k)] = p;
+	if (exec_known_after(s, k)) {
+		/* /proc shows what it exec'd since: nothing there is this image's. */
+		p->superseded = p->gone = true;
+		return -ESRCH;
+	}
 	if (!same_process(s, p)) {
 		p->gone = true;
 		return -ESRCH;
@@ -809,7 +894,7 @@ int syms__refresh(struct syms *s, const struct proc_key *k)
 
 	if (!p)
 		return syms__track(s, k);
-	if (p->gone)
+	if (p->gone || p->superseded || exec_known_after(s, k))
 		return 0;
 	/*
 	 * A new process is often seen in its loader, before its libraries are
@@ -926,6 +1011,11 @@ int syms__user(struct syms *s, const struct proc_key *k, uint64_t addr, struct s
 	}
 	if (!p)
 		return -ENOENT;
+	if (p->gone && p->superseded) {
+		s->lost.execed += !p->counted;
+		p->counted = true;
+		return -ENOENT;
+	}
 	v = vma_find(p, addr);
 	if (v && v->bin) {
 		if (binary_lookup(s, v->bin, v, addr, out)) {
@@ -934,8 +1024,8 @@ int syms__user(struct syms *s, const struct proc_key *k, uint64_t addr, struct s
 		}
 		return -ENOENT;
 	}
-	/* Not in a file: code a JIT wrote, if it left a map. */
-	if (!p->jit_tried)
+	/* Not in a file: code a JIT wrote, if it left a map (which an exec's new image may own). */
+	if (!p->jit_tried && !p->superseded)
 		load_jit(s, p);
 	j = perfmap__find(&p->jit, addr);
 	if (!j)
@@ -1038,6 +1128,9 @@ void syms__warn_losses(const struct syms *s)
 	if (l->reused)
 		pr_warn("%llu processes exited and their pids were reused before their maps were "
 			"read: their frames are [unknown]", l->reused);
+	if (l->execed)
+		pr_warn("%llu processes exec'd before their maps were read: the frames of what "
+			"they ran before are [unknown]", l->execed);
 }
 
 size_t sym_info__format(const struct sym_info *si, char *buf, size_t size, unsigned int flags)

@@ -376,6 +376,46 @@ nobuildid() {
 	grep -qE '^spin;.*;spin_heavy' "$T/folded"
 }
 
+# spin_only: spin's function names that hostile has none of, as an ERE alternation.
+spin_only() {
+	comm -23 <(nm --defined-only "$WL/spin" | awk '$2 ~ /^[Tt]$/ { print $3 }' | sort -u) \
+		<(nm --defined-only "$WL/hostile" | awk '$2 ~ /^[Tt]$/ { print $3 }' | sort -u) |
+		paste -sd'|'
+}
+
+@test "hostile: an image whose maps are read only after its exec is not named by the next" {
+	require_bpf
+	# Without address randomization (setarch -R, kept across exec) both
+	# binaries load at one address: maps read after the exec would name
+	# hostile's code by spin's. Read while it runs, they name it rightly.
+	"$BIN/profile" -F 99 -f 5 > "$T/folded" 2> "$T/err" &
+	TPID=$!
+	wait_for_line "$T/err" Sampling
+	start setarch -R "$WL/hostile" exec 1 "$WL/spin" 1.5
+	wait "$TPID"
+	TPID=
+	grep -qE '^hostile;.*;hostile_before_exec' "$T/folded"
+	grep -qE '^spin;.*;spin_heavy' "$T/folded"
+	stop_bg "$WPID"
+	# Stopped, the tool reads nothing until the exec is over, and then /proc
+	# shows spin for both images. What it read for hostile must go.
+	"$BIN/profile" -F 99 -f 5 > "$T/folded" 2> "$T/err" &
+	TPID=$!
+	wait_for_line "$T/err" Sampling
+	kill -STOP "$TPID"
+	start setarch -R "$WL/hostile" exec 1 "$WL/spin" 1.5
+	sleep 1.5
+	kill -CONT "$TPID"
+	wait "$TPID"
+	TPID=
+	cat "$T/err"
+	grep -q '^hostile;' "$T/folded" || fail "no samples before the exec: $(cat "$T/folded")"
+	! grep -E "^hostile;(.*;)?(\[spin\]|$(spin_only))( |;)" "$T/folded" ||
+		fail "code before the exec named by the binary after it"
+	grep -qE '^spin;.*;spin_heavy' "$T/folded"
+	grep -q "exec'd before their maps were read" "$T/err"
+}
+
 @test "hostile: a binary's file descriptors are not held past what the limit allows" {
 	mkdir -p "$T/libs"
 	start "$WL/hostile" maplibs 60 "$BUILD/tests/libsymlib.so" "$T/libs"
