@@ -22,6 +22,36 @@ tools() {
 	assert_output ""
 }
 
+# man_options PAGE: what the tags of PAGE's OPTIONS section list, one option
+# a line: "-x", "-x ARG", "--long", "--long ARG" or "--long[=ARG]". In a
+# tag "-x, --long ARG", ARG is both options'.
+man_options() {
+	sed -n '/^\.SH OPTIONS/,/^\.SH /p' "$1" | awk 'prev == ".TP" { print } { prev = $0 }' |
+		sed -E -e 's/\\f[BIRP]//g' -e 's/\\-/-/g' -e 's/^\.[BIR]+ //' -e 's/"//g' \
+			-e 's/ +/ /g' -e 's/ $//' |
+		awk '/^-/ {
+			n = split($0, opt, /, /)
+			arg = match(opt[n], / .*/) ? substr(opt[n], RSTART) : ""
+			for (i = 1; i <= n; i++)
+				print opt[i] (opt[i] ~ /[ []/ ? "" : arg)
+		}' | sort -u
+}
+
+@test "every man page lists each of its tool's options, short and long, with the argument --help names, and no other" {
+	local bad=
+	for t in $(tools); do
+		# The tool's own option table, as completion reads it.
+		"$BIN/$t" --complete | sed -E 's/^(--[^=[]*)=/\1 /' | sort -u > "$BATS_TEST_TMPDIR/$t.tool"
+		[ "$(grep -c '^--' "$BATS_TEST_TMPDIR/$t.tool")" -ge 8 ] || fail "$t --complete: $(cat "$BATS_TEST_TMPDIR/$t.tool")"
+		man_options "$ROOT/man/man8/$t.8" > "$BATS_TEST_TMPDIR/$t.man"
+		run comm -3 "$BATS_TEST_TMPDIR/$t.tool" "$BATS_TEST_TMPDIR/$t.man"
+		[ -z "$output" ] || bad+="$t: only in --complete (left), only in $t.8 (right):
+$output
+"
+	done
+	[ -z "$bad" ] || fail "$bad"
+}
+
 @test "every tool has a README entry and a bats suite" {
 	for t in $(tools); do
 		grep -q "^### $t" "$ROOT/README.md" || fail "README.md has no '### $t' entry"
