@@ -233,9 +233,13 @@ static int loop(const struct run *r)
 		err = r->report(r->ctx, &info);
 		if (err && r->reads)
 			pr_err("cannot read %s: %s", r->reads, strerror(-err));
+		/* A write that failed earlier leaves nothing to flush, nor its errno: the report's then. */
+		errno = 0;
 		if (fflush(stdout) || ferror(stdout)) {
-			err = err ?: -(errno ? errno : EIO);
-			pr_err("cannot write to the standard output: %s", strerror(-err));
+			int werr = errno ? errno : err < 0 ? -err : EIO;
+
+			err = err ?: -werr;
+			pr_err("cannot write to the standard output: %s", strerror(werr));
 			stdout_failed = true;
 		}
 		if (err || info.last)

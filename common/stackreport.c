@@ -267,10 +267,17 @@ static int write_file(const struct stackset *set, const char *path, bool svg,
 
 	if (!o)
 		return -EIO;
+	errno = 0;
 	if (svg)
 		err = flamegraph__write(set, outfile__stream(o), &r->flamegraph);
 	else
 		err = pprof__write(set, outfile__stream(o), &r->profile);
+	/* The run loop says once what became of the standard output. */
+	if (outfile__is_stdout(path) && (err || fflush(stdout)) && ferror(stdout)) {
+		err = -(errno ? errno : EIO);
+		outfile__discard(o);
+		return err;
+	}
 	if (err) {
 		pr_err("cannot write %s: %s", path, strerror(-err));
 		outfile__discard(o);
@@ -334,7 +341,11 @@ int stackreport__print(struct stackreport *r)
 		goto out;
 	}
 	if (r->folded) {
-		stackset__write_folded(set, stdout);
+		/* A failure is the run loop's to say, with the files still written. */
+		errno = 0;
+		err = stackset__write_folded(set, stdout);
+		if (err && errno)
+			err = -errno;
 	} else if (!outfile__is_stdout(r->svg ? r->svg : "") &&
 		   !outfile__is_stdout(r->pprof ? r->pprof : "")) {
 		for (size_t i = 0; i < n; i++) {
@@ -356,9 +367,12 @@ int stackreport__print(struct stackreport *r)
 			json__end_line(&j);
 		}
 	}
-	fflush(stdout);
+	/* The run loop says it, but by then errno is gone: the first failure's, kept. */
+	errno = 0;
+	if (fflush(stdout) || ferror(stdout))
+		err = err ?: -(errno ? errno : EIO);
 	if (r->svg)
-		err = write_file(set, r->svg, true, r);
+		err = write_file(set, r->svg, true, r) ?: err;
 	if (r->pprof)
 		err = write_file(set, r->pprof, false, r) ?: err;
 out:

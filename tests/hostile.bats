@@ -496,6 +496,23 @@ spin_only() {
 	done
 }
 
+@test "hostile: a report the standard output cannot take fails the tool, said once" {
+	require_bpf
+	"$WL/spin" 8 > "$T/spin" &
+	WPID=$!
+	wait_for_line "$T/spin" '^pid '
+	# /dev/full takes the open and refuses every write: the report's, at the end.
+	for cmd in "runqlat 1 1" "profile -p $WPID -F 99 -f 1" "profile -p $WPID -F 99 --svg - 1" \
+		"profile -p $WPID -F 99 --pprof - 1" "offcputime -f 1"; do
+		rc=0
+		timeout 30 $BIN/$cmd > /dev/full 2> "$T/err" || rc=$?
+		[ "$rc" -eq 1 ] || fail "$cmd: exit $rc: $(cat "$T/err")"
+		grep -q '^[a-z]*: cannot write to the standard output: No space left on device$' "$T/err" ||
+			fail "$cmd: $(cat "$T/err")"
+		[ "$(grep -c 'cannot write' "$T/err")" -eq 1 ] || fail "$cmd: $(cat "$T/err")"
+	done
+}
+
 # A local debuginfod serving $T/dbg; sets DPID and PORT.
 start_debuginfod() {
 	PORT=$((20000 + RANDOM % 20000))
