@@ -7,6 +7,7 @@
 # offcputime means for a Go program.
 
 load helpers
+load folded
 
 setup_file() {
 	go_workloads
@@ -22,7 +23,7 @@ setup() {
 
 teardown() {
 	stop_bg ${WPID:-}
-	for t in profile offcputime; do
+	for t in profile offcputime offwaketime; do
 		assert_nothing_loaded "$t"
 	done
 }
@@ -91,6 +92,69 @@ CHAIN="runtime.main;main.main;main.goCallerGamma;main.goInlinedBeta_\[i\];main.g
 		"$T/folded" || fail "$(sort -t' ' -k2 -nr "$T/folded" | head)"
 	run grep -vE 'main\.goSleeperDelta;time\.Sleep;runtime\.gopark;runtime\.mcall;' "$T/folded"
 	refute_output --partial goSleeperDelta
+}
+
+# go_whole FOLDED: of goHotAlpha's samples, 95% (and at least 150) whole
+# from goexit through the frameless leaf's caller and the call inlined in it.
+go_whole() {
+	awk -v leaf=';main\\.goHotAlpha( |;)' -v whole="^[^;]*;runtime\\.goexit;$CHAIN( |;)" '
+		$0 ~ leaf { all += $NF; if ($0 ~ whole) n += $NF }
+		END { printf "%s: %d of %d whole\n", FILENAME, n, all
+		      exit !(all >= 150 && n * 100 >= 95 * all) }' "$1"
+}
+
+# unnamed FOLDED: frames of the Go program's stacks in FOLDED that name no
+# function (the stripped binary's would be [unknown], or [gowork-...] by
+# its file); offwaketime's wakers count only where they are the program.
+unnamed() {
+	awk '{ sub(/ [0-9]+$/, ""); n = split($0, side, ";--;")
+		k = split(side[n], w, ";")
+		for (s = 1; s <= n; s++) {
+			if (s > 1 && w[k] !~ /^gowork/) continue
+			m = split(side[s], f, ";")
+			for (i = 1; i <= m; i++) if (f[i] ~ /^\[(unknown|gowork)/) print f[i]
+		} }' "$1"
+}
+
+@test "go: offwaketime, and profile's JSON and SVG, name a stripped Go binary as an unstripped one" {
+	require_bpf
+	for kind in full strip; do
+		gowork "$GW/gowork-1.24-$kind" cpu 4
+		"$BIN/profile" -p "$WPID" -F 499 --json --svg "$T/$kind.svg" 2 > "$T/$kind.json" 2> "$T/err" ||
+			fail "profile failed: $(cat "$T/err")"
+		stop_bg "$WPID"
+		WPID=
+		json_folded "$T/$kind.json" > "$T/$kind.fromjson"
+		svg_folded "$T/$kind.svg" > "$T/$kind.fromsvg"
+		for out in fromjson fromsvg; do
+			go_whole "$T/$kind.$out" || fail "$kind $out: $(sort -t' ' -k2 -nr "$T/$kind.$out" | head -5)"
+			# The stacks by name, without the process name, which the
+			# two builds' file names make differ.
+			cut -d';' -f2- "$T/$kind.$out" | grep 'goHotAlpha [0-9]*$' | sed 's/ [0-9]*$//' |
+				sort -u > "$T/$kind.$out.stacks"
+		done
+		[ -z "$(unnamed "$T/$kind.fromjson")" ] || fail "$kind: $(unnamed "$T/$kind.fromjson" | sort | uniq -c)"
+		# A goroutine that sleeps 20 ms at a time: its thread's waits, and who woke them.
+		gowork "$GW/gowork-1.24-$kind" sleep 4
+		"$BIN/offwaketime" -p "$WPID" -f 2 > "$T/$kind.woken" 2> "$T/err" ||
+			fail "offwaketime failed: $(cat "$T/err")"
+		stop_bg "$WPID"
+		WPID=
+		[ -z "$(unnamed "$T/$kind.woken")" ] || fail "$kind: $(unnamed "$T/$kind.woken" | sort | uniq -c)"
+		# The goroutine's sleep, parked, its thread then in the scheduler:
+		# the blocked stack from goexit to where it looks for work.
+		cut -d';' -f2- "$T/$kind.woken" |
+			grep -o '^runtime\.goexit;runtime\.main;main\.main;main\.goSleeperDelta;[^-]*;runtime\.findRunnable;' |
+			sort -u > "$T/$kind.slept"
+		[ -s "$T/$kind.slept" ] || fail "$kind: $(sort -t' ' -k2 -nr "$T/$kind.woken" | head -5)"
+		# And someone woke the thread: the other side of every stack is there.
+		awk '/;--;/ { n++ } END { exit !(n && n == NR) }' "$T/$kind.woken" ||
+			fail "$kind: $(head -5 "$T/$kind.woken")"
+	done
+	diff "$T/full.fromjson.stacks" "$T/strip.fromjson.stacks" || fail "JSON: stripped names differ"
+	diff "$T/full.fromsvg.stacks" "$T/strip.fromsvg.stacks" || fail "SVG: stripped names differ"
+	diff "$T/full.fromjson.stacks" "$T/full.fromsvg.stacks" || fail "JSON and SVG differ"
+	diff "$T/full.slept" "$T/strip.slept" || fail "offwaketime: stripped names differ"
 }
 
 @test "go: a pclntab layout it does not read is said, its functions not misnamed" {

@@ -57,12 +57,18 @@ func goDeep(n int) int {
 }
 
 // Blocks 10 ms, then recurses 20,000 deep: the runtime copies its
-// goroutine's stack to a larger one while the call is timed.
+// goroutine's stack to a larger one while the call is timed. Its result
+// (the sum of 1 to 20,000) is checked: a probe that broke the copied
+// stack would show here, or in a crash.
 //
 //go:noinline
 func goTimedGrow() int {
 	time.Sleep(10 * time.Millisecond)
 	r := goDeep(20000)
+	if r != 20000*20001/2 {
+		fmt.Fprintln(os.Stderr, "goDeep(20000) returned", r, "not", 20000*20001/2)
+		os.Exit(1)
+	}
 	atomic.AddInt64(&calls, 1)
 	return r
 }
