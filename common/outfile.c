@@ -26,16 +26,93 @@ bool outfile__is_stdout(const char *path)
 	return !strcmp(path, "-");
 }
 
+/* As many symlinks on one path as the kernel follows. */
+#define MAX_LINKS 40
+
+/*
+ * May we follow symlink @link, found in directory @dir? As
+ * fs.protected_symlinks has it, whatever that is set to: not where a sticky,
+ * world-writable directory (/tmp) holds another user's link, which would
+ * steer a root tool's file into any directory of the link owner's choice.
+ */
+static bool may_follow(const struct stat *link, const struct stat *dir)
+{
+	return (dir->st_mode & (S_ISVTX | S_IWOTH)) != (S_ISVTX | S_IWOTH) ||
+	       link->st_uid == geteuid() || link->st_uid == dir->st_uid;
+}
+
+/*
+ * Opens (O_PATH) what @path names from directory @at, as the kernel would
+ * resolve it but one name at a time, so that each symlink on the way, in
+ * the path or in a link's target, is judged by may_follow() where it is.
+ * A new descriptor, or -errno: -EPERM for a link not followed.
+ */
+static int walk(int at, const char *path, int *links)
+{
+	char *copy = strdup(path), *save = NULL, *target = NULL;
+	int fd;
+
+	if (!copy)
+		return -ENOMEM;
+	if (*path == '/')
+		fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	else
+		fd = at == AT_FDCWD ? open(".", O_PATH | O_DIRECTORY | O_CLOEXEC) :
+				      fcntl(at, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		fd = -errno;
+	for (char *name = strtok_r(copy, "/", &save); name && fd >= 0;
+	     name = strtok_r(NULL, "/", &save)) {
+		int next = openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st, dir;
+		ssize_t n;
+
+		if (next < 0 || fstat(next, &st)) {
+			next = -errno;
+		} else if (S_ISLNK(st.st_mode)) {
+			if (!target)
+				target = malloc(PATH_MAX);
+			if (!target)
+				n = -ENOMEM;
+			else if (++*links > MAX_LINKS)
+				n = -ELOOP;
+			else if (fstat(fd, &dir))
+				n = -errno;
+			else if (!may_follow(&st, &dir))
+				n = -EPERM;
+			else if ((n = readlinkat(next, "", target, PATH_MAX - 1)) < 0)
+				n = -errno;
+			close(next);
+			next = n;
+			if (n >= 0) {
+				target[n] = '\0';
+				next = walk(fd, target, links);
+			}
+		}
+		close(fd);
+		fd = next;
+	}
+	free(target);
+	free(copy);
+	return fd;
+}
+
 /* The directory of @path, opened, and the name in it; -errno. */
 static int open_dir(const char *path, char **base)
 {
 	char *d = strdup(path), *b = strdup(path);
-	int fd = -ENOMEM;
+	int fd = -ENOMEM, links = 0;
 
 	if (d && b && *path) {
-		fd = open(dirname(d), O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0)
-			fd = -errno;
+		fd = walk(AT_FDCWD, dirname(d), &links);
+		if (fd >= 0) {
+			struct stat st;
+
+			if (fstat(fd, &st) || !S_ISDIR(st.st_mode)) {
+				close(fd);
+				fd = -ENOTDIR;
+			}
+		}
 		*base = strdup(basename(b));
 		if (fd >= 0 && (!*base || !strcmp(*base, "/") || !strcmp(*base, ".") ||
 				!strcmp(*base, ".."))) {
@@ -134,8 +211,12 @@ struct outfile *outfile__open(const char *path)
 		close(fd);
 		fd = err;
 	}
-	if (fd < 0) {
+	if (fd == -EPERM && o->dirfd < 0)
+		pr_err("cannot write %s: a symlink on the way, in a sticky world-writable "
+		       "directory such as /tmp, is another user's: not followed", path);
+	else if (fd < 0)
 		pr_err("cannot write %s: %s", path, strerror(-fd));
+	if (fd < 0) {
 		outfile_free(o);
 		return NULL;
 	}

@@ -454,6 +454,42 @@ spin_only() {
 	[ "$(ls -A "$T" | grep -c '^\.out')" -eq 0 ]
 }
 
+@test "hostile: another user's symlink in a sticky directory does not steer an output file" {
+	require_bpf
+	# $T/tmp is as /tmp is; in it, nobody's link to a directory of root's.
+	mkdir -m 1777 "$T/tmp"
+	mkdir "$T/root"
+	ln -s "$T/root" "$T/tmp/x"
+	chown -h nobody "$T/tmp/x"
+	for t in profile offcputime offwaketime; do
+		run timeout 10 "$BIN/$t" --svg "$T/tmp/x/out.svg" 1
+		assert_failure 1
+		assert_output "$t: cannot write $T/tmp/x/out.svg: a symlink on the way, in a sticky world-writable directory such as /tmp, is another user's: not followed"
+	done
+	# Further down a path, and inside a link's target (root's link to nobody's).
+	ln -s x "$T/tmp/viaroot"
+	run timeout 10 "$BIN/profile" --pprof "$T/tmp/viaroot/sub/../out.pb.gz" 1
+	assert_failure 1
+	assert_output --partial "is another user's: not followed"
+	mkdir "$T/root/sub"
+	run timeout 10 "$BIN/profile" --pprof "$T/tmp/x/sub/out.pb.gz" 1
+	assert_failure 1
+	[ -z "$(ls -A "$T/root/sub")" ] || fail "written through nobody's link: $(ls -A "$T/root/sub")"
+	# Followed where the kernel's fs.protected_symlinks would: root's own link
+	# there, and nobody's link in nobody's own directory.
+	chown -h root "$T/tmp/x"
+	run timeout 10 "$BIN/profile" -F 49 --svg "$T/tmp/viaroot/out.svg" 1
+	assert_success
+	xmllint --noout "$T/root/out.svg"
+	mkdir "$T/home"
+	chown nobody "$T/home"
+	ln -s "$T/root" "$T/home/y"
+	chown -h nobody "$T/home/y"
+	run timeout 10 "$BIN/profile" -F 49 --pprof "$T/home/y/out.pb.gz" 1
+	assert_success
+	gzip -t "$T/root/out.pb.gz"
+}
+
 @test "hostile: output paths are checked before tracing, and a failed write fails the tool" {
 	require_bpf
 	for t in profile offcputime offwaketime; do
