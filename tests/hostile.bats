@@ -153,6 +153,52 @@ no_raw_controls() {
 	grep -qF "pid = $WPID ev\\x0ail\\x1b[31mred" "$T/text"
 }
 
+@test "hostile: a name that is not UTF-8 keeps JSON valid, as \\xHH" {
+	require_bpf
+	# Latin-1 and a cut-off sequence, as prctl(PR_SET_NAME) takes any bytes.
+	start "$WL/hostile" comm $'caf\xe9\xff-\xc3' 8
+	grep -q "^pid $WPID" "$T/work"
+	timeout 30 "$BIN/profile" -p "$WPID" -F 99 --json 1 > "$T/json" 2> "$T/err"
+	[ -s "$T/json" ] || fail "no JSON: $(cat "$T/err")"
+	while read -r line; do
+		python3 -m json.tool <<<"$line" > /dev/null || fail "not JSON: $line"
+	done < "$T/json"
+	python3 -c 'import json, sys
+for line in open(sys.argv[1], encoding="utf-8", errors="strict"):
+    assert json.loads(line)["comm"] == r"caf\xe9\xff-\xc3", line' "$T/json"
+	# Folded output says it the same way, raw bytes nowhere.
+	timeout 30 "$BIN/profile" -p "$WPID" -F 99 -f 1 > "$T/folded" 2> "$T/err"
+	grep -q '^caf\\xe9\\xff-\\xc3;' "$T/folded" || fail "$(cat -v "$T/folded")"
+	! LC_ALL=C grep -q $'[\x80-\xff]' "$T/folded" || fail "raw bytes: $(cat -v "$T/folded")"
+}
+
+@test "hostile: a directory named with escapes reaches readdirlat's output escaped" {
+	require_bpf
+	dir="$T/"$'d\033]0;pwned\007\nx'
+	mkdir "$dir"
+	touch "$dir/a" "$dir/b"
+	"$BIN/readdirlat" -D -c lsdir > "$T/out" 2> "$T/err" &
+	TPID=$!
+	wait_for_line "$T/out" Tracing
+	"$WL/lsdir" "$dir" 8192 2 > /dev/null
+	kill -INT "$TPID"
+	wait "$TPID"
+	TPID=
+	no_raw_controls "$T/out"
+	grep -qxF "dir = $T/d\x1b]0;pwned\x07\x0ax" "$T/out" || fail "$(cat -v "$T/out")"
+	# Each call, with its directory, on a line of its own.
+	"$BIN/readdirlat" --min-us 0 -c lsdir > "$T/out" 2> "$T/err" &
+	TPID=$!
+	wait_for_line "$T/out" 'Tracing|TIME'
+	"$WL/lsdir" "$dir" 8192 2 > /dev/null
+	kill -INT "$TPID"
+	wait "$TPID"
+	TPID=
+	no_raw_controls "$T/out"
+	run grep -cF " $T/d\x1b]0;pwned\x07\x0ax" "$T/out"
+	assert_output 4
+}
+
 # A stripped copy of symwork in $T/bin, with its library, and its debug file in $T/sym.debug.
 stripped_symwork() {
 	mkdir -p "$T/bin"
