@@ -50,6 +50,23 @@ ifeq ($(STATIC),1)
 $(OUTPUT)/tests/nofp: tests/nofp/nofp.c tests/nofp/nofplib.c $(NOFP_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(NOFP_CFLAGS) -pthread -static $^ -o $@
+
+# And for its shared-library cell, nofp linked as usual (nofp-dyn), with
+# what runs it beside it: libnofplib.so, the C library and the loader,
+# which the check starts as a program (ld.so --library-path DIR nofp-dyn).
+NOFP_LD_x86   := ld-linux-x86-64.so.2
+NOFP_LD_arm64 := ld-linux-aarch64.so.1
+NOFP_RUNTIME  := $(OUTPUT)/tests/$(NOFP_LD_$(ARCH)) $(OUTPUT)/tests/libc.so.6
+
+$(OUTPUT)/tests/nofp-dyn: tests/nofp/nofp.c $(NOFP_OBJS) $(OUTPUT)/tests/libnofplib.so | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(NOFP_CFLAGS) -pthread $< $(NOFP_OBJS) -L$(OUTPUT)/tests -lnofplib -Wl,-rpath,'$$ORIGIN' -o $@
+
+$(NOFP_RUNTIME): | $(OUTPUT)/tests
+	$(call msg,CP,$@)
+	$(Q)cp -L "$$($(CC) -print-file-name=$(notdir $@))" $@
+
+check workloads: $(OUTPUT)/tests/nofp-dyn $(NOFP_RUNTIME)
 else
 $(OUTPUT)/tests/nofp: tests/nofp/nofp.c $(NOFP_OBJS) $(OUTPUT)/tests/libnofplib.so | $(OUTPUT)/tests
 	$(call msg,CC,$@)

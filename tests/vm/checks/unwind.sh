@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # The CFI unwinder on a test VM's kernel: the -O2 nofp workload (no frame
 # pointers; in the guests one static binary) profiled, its leaf's samples
-# with the whole chain up to main; offcputime on its blocked reader, and
-# system-wide on short-lived processes, each read as it execs; calls
-# inlined in it, from its DWARF.
+# with the whole chain up to main; the same through a shared library (the
+# workload linked as usual, run by the loader it brings, as the guests have
+# none), and through a signal handler; offcputime on its blocked reader,
+# offwaketime on it and its waker, and offcputime system-wide on
+# short-lived processes, each read as it execs; calls inlined in it, from
+# its DWARF; and --unwind=fp, the kernel's walk, as before, on every kernel.
 #
 # POSIX sh; see tests/vm/lib.sh.
 
@@ -24,20 +27,44 @@ uw_verdict() {
 	fi
 }
 
-# Spinning long enough for the slowest guest (arm64 under emulation) to
-# build the tables before sampling: stopped once profile is done.
-"$WL/nofp" spin 20 > "$SCRATCH/uw.work" &
-wpid=$!
-vm_wait "$SCRATCH/uw.work" '^pid ' $wpid
-"$BIN/profile" -v -f -F 99 -p $wpid 2 > "$SCRATCH/uw.out" 2> "$SCRATCH/uw.err"
-rc=$?
-kill $wpid 2> /dev/null
-wait $wpid 2> /dev/null
+# uw_profile SECONDS WORKLOAD...: WORKLOAD (it prints "pid PID" first),
+# spinning long enough for the slowest guest (arm64 under emulation) to
+# build the tables before sampling, profiled -v -f for SECONDS at 99 Hz
+# (more profile options in $uw_args): output in uw.out and uw.err, the
+# tool's status in rc; the workload is stopped once profile is done.
+uw_profile() {
+	_secs=$1
+	shift
+	"$@" > "$SCRATCH/uw.work" &
+	wpid=$!
+	vm_wait "$SCRATCH/uw.work" '^pid ' $wpid
+	"$BIN/profile" -v -f -F 99 $uw_args -p $wpid $_secs > "$SCRATCH/uw.out" 2> "$SCRATCH/uw.err"
+	rc=$?
+	kill $wpid 2> /dev/null
+	wait $wpid 2> /dev/null
+}
+
+# The kernel's frame-pointer walk, which every kernel has: the chain is
+# lost at once in -O2 code, its leaf still sampled (what profile gave
+# before it read CFI).
+uw_args=--unwind=fp
+uw_profile 2 "$WL/nofp" spin 20
+uw_args=
+set -- $(uw_share "$SCRATCH/uw.out" nofp_leaf "main;nofp_level1;nofp_level2;nofp_level3")
+if [ "$2" -gt 20 ] && [ $(($1 * 100)) -lt $(($2 * 5)) ] &&
+   grep -q 'user stacks: frame pointers (--unwind=fp)' "$SCRATCH/uw.err" &&
+   [ -z "$(vm_leftover profile)" ]; then
+	result unwind profile-fp pass "$2 samples of the leaf, $1 whole, by frame pointers"
+else
+	result unwind profile-fp fail "$1 of $2 whole: rc=$rc $(tail -n 2 "$SCRATCH/uw.err") $(head -c 400 "$SCRATCH/uw.out")"
+fi
+
+uw_profile 2 "$WL/nofp" spin 20
 # A kernel before 5.17 (no bpf_loop) walks by frame pointers only, which
-# -O2 code has not: every cell is n/a there, with the tool's reason.
+# -O2 code has not: every other cell is n/a there, with the tool's reason.
 if grep -q 'user stacks: frame pointers (this kernel has no' "$SCRATCH/uw.err"; then
 	why=$(grep 'user stacks:' "$SCRATCH/uw.err" | head -n 1)
-	for cell in profile-cfi offcputime-cfi short-lived inlined; do
+	for cell in profile-cfi shared-library signal offcputime-cfi offwaketime-cfi short-lived inlined; do
 		result unwind $cell n/a "$why"
 	done
 	return 0
@@ -48,6 +75,23 @@ else
 	set -- $(uw_share "$SCRATCH/uw.out" nofp_leaf "main;nofp_level1;nofp_level2;nofp_level3")
 	uw_verdict profile-cfi "$1" "$2" "rc=$rc $(tail -n 2 "$SCRATCH/uw.err") $(head -c 400 "$SCRATCH/uw.out")" profile
 fi
+
+# Through a shared library built without frame pointers: nofp-dyn and
+# libnofplib.so, run by the loader and C library beside them.
+ld=$(ls "$WL"/ld-linux-* 2> /dev/null | head -n 1)
+if [ -z "$ld" ] || [ ! -x "$WL/nofp-dyn" ]; then
+	result unwind shared-library fail "no nofp-dyn or loader among the workloads"
+else
+	uw_profile 2 "$ld" --library-path "$WL" "$WL/nofp-dyn" lib 20
+	set -- $(uw_share "$SCRATCH/uw.out" nofplib_leaf "main;nofp_to_lib;nofplib_outer;nofplib_inner")
+	uw_verdict shared-library "$1" "$2" "rc=$rc $(tail -n 2 "$SCRATCH/uw.err") $(head -c 400 "$SCRATCH/uw.out")" profile
+fi
+
+# Through a signal handler: its leaf, the handler, the kernel's signal
+# trampoline, then the code it interrupted, up to main.
+uw_profile 3 "$WL/nofp" signal 20
+set -- $(uw_share "$SCRATCH/uw.out" nofp_handler_leaf "main;nofp_waiter;.*;nofp_handler")
+uw_verdict signal "$1" "$2" "rc=$rc $(tail -n 2 "$SCRATCH/uw.err") $(head -c 400 "$SCRATCH/uw.out")" profile
 
 "$WL/nofp" pipe 20 10 > "$SCRATCH/uw.work" &
 wpid=$!
@@ -63,6 +107,26 @@ if vm_attach "$SCRATCH/uw.out" "$SCRATCH/uw.err" offcputime -U -f -p $wpid; then
 else
 	kill $wpid 2> /dev/null
 	result unwind offcputime-cfi fail "rc=$vm_rc $(tail -n 2 "$SCRATCH/uw.err")"
+fi
+
+# offwaketime: the reader's blocked stack whole from its thread's root to
+# read(), and its waker's whole from write() back to the writer's root.
+"$WL/nofp" pipe 20 10 > "$SCRATCH/uw.work" &
+wpid=$!
+vm_wait "$SCRATCH/uw.work" '^pid ' $wpid
+if vm_attach "$SCRATCH/uw.out" "$SCRATCH/uw.err" offwaketime -f -p $wpid; then
+	kill -USR1 $wpid
+	wait $wpid
+	kill -INT $vm_tpid
+	wait $vm_tpid
+	rc=$?
+	set -- $(awk '/;nofp_reader_leaf;/ { all += $NF
+		if ($0 ~ /;reader;nofp_reader_mid;nofp_reader_leaf;.*--;.*;nofp_writer_leaf;nofp_writer_mid;writer;/) whole += $NF }
+		END { print whole + 0, all + 0 }' "$SCRATCH/uw.out")
+	uw_verdict offwaketime-cfi "$1" "$2" "rc=$rc $(tail -n 2 "$SCRATCH/uw.err") $(head -c 400 "$SCRATCH/uw.out")" offwaketime
+else
+	kill $wpid 2> /dev/null
+	result unwind offwaketime-cfi fail "rc=$vm_rc $(tail -n 2 "$SCRATCH/uw.err")"
 fi
 
 # Short-lived: 60 processes, each blocked 3 times 1 ms, gone before the report.
@@ -82,13 +146,7 @@ else
 fi
 
 # Inlined calls, from the static binary's DWARF.
-"$WL/nofp" inline 20 > "$SCRATCH/uw.work" &
-wpid=$!
-vm_wait "$SCRATCH/uw.work" '^pid ' $wpid
-"$BIN/profile" -f -F 99 -p $wpid 2 > "$SCRATCH/uw.out" 2> "$SCRATCH/uw.err"
-rc=$?
-kill $wpid 2> /dev/null
-wait $wpid 2> /dev/null
+uw_profile 2 "$WL/nofp" inline 20
 set -- $(awk '/;nofp_inline_host(;| )/ { all += $NF; if ($0 ~ /;nofp_inline_host;nofp_inl_a_\[i\];nofp_inl_b_\[i\](;| )/) whole += $NF }
 	END { print whole + 0, all + 0 }' "$SCRATCH/uw.out")
 uw_verdict inlined "$1" "$2" "rc=$rc $(tail -n 2 "$SCRATCH/uw.err") $(head -c 400 "$SCRATCH/uw.out")" profile
