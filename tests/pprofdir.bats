@@ -15,7 +15,8 @@ setup() {
 }
 
 teardown() {
-	stop_bg ${WPID:-} ${XPID:-}
+	stop_bg ${WPID:-} ${XPID:-} ${YPID:-}
+	mountpoint -q "$T/full" && umount "$T/full"
 	for t in profile offcputime offwaketime; do
 		assert_nothing_loaded "$t"
 	done
@@ -125,8 +126,9 @@ value() {
 
 @test "pprof-dir: --pprof-keep leaves the newest, and removes no file it did not write" {
 	require_bpf
-	# Someone else's files, and a link, that look like ours.
+	# Someone else's files, and a link, that look like ours; another tool's.
 	touch "$T/pd/profile-20000101T000000.000Z.pb.gz" "$T/pd/notes.txt"
+	touch "$T/pd/offcputime-20000101T000000.000Z.pb.gz" "$T/pd/profile-x-20000101T000000.000Z.pb.gz"
 	chown 65534 "$T/pd/profile-20000101T000000.000Z.pb.gz"
 	ln -s /etc/passwd "$T/pd/profile-20000101T000001.000Z.pb.gz"
 	touch "$T/pd/profile-20000101T000002.000Z.pb.gz"	# ours, and the oldest
@@ -140,6 +142,8 @@ value() {
 	assert_line profile-20000101T000001.000Z.pb.gz
 	refute_line profile-20000101T000002.000Z.pb.gz
 	assert_line notes.txt
+	assert_line offcputime-20000101T000000.000Z.pb.gz
+	assert_line profile-x-20000101T000000.000Z.pb.gz
 	[ -L "$T/pd/profile-20000101T000001.000Z.pb.gz" ]
 	run stat -c %s /etc/passwd
 	[ "$output" -gt 0 ]
@@ -210,4 +214,87 @@ value() {
 	[ ! -e "$T/x.svg" ]
 	run timeout 20 "$BIN/profile" -F 49 --pprof-keep 3 1
 	assert_line "profile: without --pprof-dir there is one report, at the end; --pprof-keep is ignored"
+}
+
+@test "pprof-dir: a full file system ends neither the run nor its counts: said once, and the next file that fits has them" {
+	require_bpf
+	mkdir -p "$T/full"
+	mount -t tmpfs -o size=64k tmpfs "$T/full"
+	dd if=/dev/zero of="$T/full/fill" bs=4k 2> /dev/null || true
+	"$WL/spin" 30 > "$T/w" &
+	WPID=$!
+	wait_for_line "$T/w" '^pid '
+	"$BIN/profile" -p "$WPID" -F 99 --pprof-dir "$T/full" --pprof-interval 1 > "$T/out" 2> "$T/err" &
+	XPID=$!
+	wait_for_line "$T/out" Sampling
+	# Three intervals or so that cannot be written: one warning, and it runs on.
+	sleep 3.5
+	kill -0 "$XPID" || fail "profile ended: $(cat "$T/err")"
+	run grep -c "^profile: cannot write $T/full/profile-.*Z.pb.gz: No space left on device; its counts wait for the next file" "$T/err"
+	assert_output 1
+	[ -z "$(ls "$T/full" | grep pb.gz)" ]
+	rm "$T/full/fill"
+	sleep 2.5
+	kill -INT "$XPID"
+	wait "$XPID"
+	RC=$?
+	XPID=
+	cat "$T/err"
+	[ "$RC" -eq 0 ]
+	# The first file that fits holds what waited, and says how many intervals
+	# that was; at exit, how many files could not be written, by error.
+	waited=$(sed -n 's/^profile: .* written, with the counts of the \([0-9]*\) intervals before it that could not be$/\1/p' "$T/err")
+	[ "${waited:-0}" -ge 3 ] && [ "$waited" -le 4 ] || fail "waited: ${waited:-none}"
+	run cat "$T/err"
+	assert_line "profile: $waited profile files could not be written in $T/full (No space left on device: $waited)"
+	refute_line --partial "were never written"
+	files=("$T"/full/profile-*Z.pb.gz)
+	[ "${#files[@]}" -ge 2 ] && [ "${#files[@]}" -le 4 ]
+	contiguous "${files[@]}"
+	# Every sample of the 6 s: one busy thread at 99 Hz from the first file's
+	# start (the run's) to the last one's end, within 10%.
+	total=0
+	for f in "${files[@]}"; do
+		total=$((total + $(value "$f" 'spin_(heavy|light)')))
+	done
+	first=$(times "${files[0]}")
+	last=$(times "${files[-1]}")
+	span=$(( ${last%% *} + $(echo "$last" | cut -d' ' -f2) - ${first%% *} ))
+	want=$((span * 99 / 1000000000))
+	echo "spin samples: $total in $((span / 1000000)) ms, $want at 99 Hz"
+	[ "$total" -ge $((want * 90 / 100)) ] && [ "$total" -le $((want * 110 / 100)) ]
+	[ "$span" -ge 5500000000 ]
+
+	# Full to the end: what no file could take is said at exit, from when.
+	rm -f "$T"/full/*
+	dd if=/dev/zero of="$T/full/fill" bs=4k 2> /dev/null || true
+	start=$(date -u +%s)
+	run timeout 20 "$BIN/profile" -F 49 --pprof-dir "$T/full" --pprof-interval 1 2
+	assert_success
+	assert_line --regexp "^profile: 2 profile files could not be written in $T/full \(No space left on device: 2\)$"
+	assert_line --regexp "^profile: the counts since [0-9-]+ [0-9:]+ UTC \(2 intervals\) were never written: no file could be$"
+	since=$(echo "$output" | sed -n 's/.*counts since \([0-9-]* [0-9:]*\) UTC.*/\1/p')
+	[ $(( $(date -u -d "$since" +%s) - start )) -le 1 ]
+}
+
+@test "pprof-dir: two instances of one tool in one directory are told to take one each" {
+	require_bpf
+	"$BIN/profile" -F 49 --pprof-dir "$T/pd" --pprof-interval 1 --pprof-keep 3 4 > "$T/out" 2> "$T/err" &
+	XPID=$!
+	"$BIN/profile" -F 49 --pprof-dir "$T/pd" --pprof-interval 1 --pprof-keep 3 4 > "$T/out2" 2> "$T/err2" &
+	YPID=$!
+	wait "$XPID"
+	a=$?
+	wait "$YPID"
+	b=$?
+	XPID= YPID=
+	[ "$a" -eq 0 ] && [ "$b" -eq 0 ]
+	cat "$T/err" "$T/err2"
+	run grep -h "^profile: --pprof-dir $T/pd: profile files this run did not write, named after its first: another profile writes there, and each removes the other's beyond --pprof-keep; give each its own directory$" "$T/err" "$T/err2"
+	assert_success
+	# Alone, nothing of the kind.
+	rm -f "$T"/pd/*
+	run timeout 20 "$BIN/profile" -F 49 --pprof-dir "$T/pd" --pprof-interval 1 --pprof-keep 2 4
+	assert_success
+	refute_output --partial "another profile"
 }
