@@ -737,6 +737,26 @@ static void observe_process(struct syms *s, struct proc *p)
 	free(m);
 }
 
+/*
+ * Out of descriptors within budget: the limit counts the tool's own too
+ * (BPF objects, perf events), which the budget could not know. From now
+ * on hold half as many, and read the binaries held, as the report would,
+ * until only that many are. Did a descriptor come free?
+ */
+static bool release_fds(struct syms *s)
+{
+	size_t before = s->open_fds;
+
+	s->fd_budget = s->open_fds / 2;
+	for (int i = 0; i < BUCKETS && s->open_fds > s->fd_budget; i++)
+		for (struct binary *b = s->binaries[i]; b && s->open_fds > s->fd_budget;
+		     b = b->next)
+			if (b->fd >= 0 && !b->loaded)
+				binary_load(s, b);
+	pr_debug("out of file descriptors: %zu held, %zu now", before, s->open_fds);
+	return s->open_fds < before;
+}
+
 static void read_maps(struct syms *s, struct proc *p)
 {
 	char path[64], line[PATH_MAX + 128];
@@ -753,6 +773,8 @@ static void read_maps(struct syms *s, struct proc *p)
 	}
 	snprintf(path, sizeof(path), "/proc/%d/maps", p->key.tgid);
 	f = fopen(path, "re");
+	if (!f && (errno == EMFILE || errno == ENFILE) && release_fds(s))
+		f = fopen(path, "re");
 	if (!f) {
 		p->gone = true;
 		return;
@@ -774,6 +796,10 @@ static void read_maps(struct syms *s, struct proc *p)
 		} else if (e.path[0] == '/') {
 			int fd = procfile__open_mapped(p->key.tgid, &e, p->root ? p->root->fd : -1,
 						       &st);
+
+			if ((fd == -EMFILE || fd == -ENFILE) && release_fds(s))
+				fd = procfile__open_mapped(p->key.tgid, &e,
+							   p->root ? p->root->fd : -1, &st);
 
 			if (fd >= 0) {
 				bin = binary_get(s, fd, &st, e.path, p->root);

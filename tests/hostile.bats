@@ -473,6 +473,37 @@ spin_only() {
 	[ "$(grep -c '^symlib_gamma+0x0 \[libcopy' <<<"$output")" -eq 60 ]
 }
 
+@test "hostile: out of descriptors, held binaries are read and let go; what still cannot open is said" {
+	require_bpf
+	mkdir -p "$T/libs"
+	start "$WL/hostile" maplibs 60 "$BUILD/tests/libsymlib.so" "$T/libs"
+	wait_for_line "$T/work" '^ready'
+	# A hard limit of 40, which the tool cannot raise past: its BPF objects
+	# take most of it, which its budget of descriptors for binaries (half the
+	# limit) did not count. Frame pointers: the binaries stay open until the report.
+	bash -c 'ulimit -n 40 && exec "$@"' limit "$BIN/offcputime" -p "$WPID" --unwind=fp -f 3 \
+		> "$T/folded" 2> "$T/err" &
+	TPID=$!
+	wait_for_line "$T/err" Tracing
+	# Stopped and continued: an off-CPU period in pause(), in libc.
+	kill -STOP "$WPID"
+	sleep 0.1
+	kill -CONT "$WPID"
+	wait "$TPID"
+	TPID=
+	cat "$T/err"
+	! grep 'could not be opened' "$T/err" || fail "binaries lost for lack of descriptors"
+	grep -qE '^hostile;(.*;)?pause;' "$T/folded" || fail "$(cat "$T/folded")"
+	# With no descriptor to spare at all, what cannot be opened is said at
+	# exit. Those bats holds are closed first, so that 6 means 6.
+	addrs=$(awk '/^lib / { print $3 }' "$T/work")
+	run bash -c 'for fd in $(ls /proc/$$/fd); do [ "$fd" -le 2 ] || eval "exec $fd>&-"; done
+		ulimit -n 6 && exec "$@"' limit "$S" "$WPID" $addrs
+	assert_success
+	assert_line --regexp '^[a-z]+: [0-9]+ mapped files could not be opened \(some for lack of file descriptors\): their frames are \[unknown\]$'
+	[ "$(grep -c '^\[unknown\]$' <<<"$output")" -eq 60 ]
+}
+
 @test "hostile: an output path that is a symlink is replaced, not written through" {
 	require_bpf
 	"$WL/spin" 4 > "$T/spin" &
