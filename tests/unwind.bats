@@ -3,8 +3,11 @@
 # User stacks of code without frame pointers (tests/nofp, built -O2
 # -fomit-frame-pointer, as most of a distribution is), walked with their
 # call-frame information: the whole chain from the leaf to main, through a
-# shared library, through a signal handler, for a blocked thread and its
-# waker, in every output; and python3 as Debian ships it.
+# shared library, a PLT stub, frame-pointer code without CFI and a signal
+# handler, for a blocked thread and its waker, in every output; python3 as
+# Debian ships it; and where it must stop, marked: code with neither CFI
+# nor a frame pointer, stacks deeper than 127 frames, tables that did not
+# fit --unwind-memory.
 
 load helpers
 load folded
