@@ -88,3 +88,18 @@ unprivileged() {
 		"$@"
 	fi
 }
+
+# Built with the sanitizers (make check SANITIZE=1), an ASan, UBSan or LSan
+# finding exits 99: a test expecting a runtime failure (exit 1) must not
+# pass on a sanitizer's abort. Options already given are kept, and LSan
+# gets the suppressions make check gives it when bats runs alone.
+sanitizer_option() {
+	case ":${!1:-}:" in
+	*":$2="*) ;;
+	*) export "$1=${!1:+${!1}:}$2=$3" ;;
+	esac
+}
+sanitizer_option ASAN_OPTIONS exitcode 99
+sanitizer_option UBSAN_OPTIONS exitcode 99
+sanitizer_option LSAN_OPTIONS exitcode 99
+sanitizer_option LSAN_OPTIONS suppressions "$ROOT/tests/lsan.supp"
