@@ -113,7 +113,8 @@ loop_io() {
 	read -r qtotal qcount < <(sed -n 's/^avg = [0-9]* usecs, total: \([0-9]*\) usecs, count: \([0-9]*\)$/\1 \2/p' "$T/q")
 	read -r total count < <(sed -n 's/^avg = [0-9]* usecs, total: \([0-9]*\) usecs, count: \([0-9]*\)$/\1 \2/p' "$T/out")
 	echo "-Q: $qtotal us over $qcount; issue: $total us over $count"
-	[ "$qcount" -eq 48 ] && [ "$count" -eq 48 ]
+	[ "$qcount" -eq 48 ]
+	[ "$count" -eq 48 ]
 	# Each latency is truncated to whole microseconds, and the two tools read
 	# the clock a few hundred ns apart: allow 1 us per request.
 	[ "$qtotal" -ge $((total - count)) ]

@@ -63,7 +63,8 @@ traced() {
 	us=$(awk '/;offcpu_sleeper;.*do_nanosleep/ { n += $NF } END { print n + 0 }' "$T/out")
 	short=$(( $(unseen_returns "$T/err") * 20000 ))
 	echo "offcpu_sleeper: $us us of 200000, $short dropped"
-	[ "$us" -ge $((196000 - short)) ] && [ "$us" -le 320000 ]
+	[ "$us" -ge $((196000 - short)) ]
+	[ "$us" -le 320000 ]
 
 	gated "$WL/offcpu" pipe 10 20
 	traced offwaketime -f -p @PID
@@ -119,7 +120,8 @@ traced() {
 	n=$(awk -v t="$sleeper" '/^tid = / { on = ($3 == t) } on && / -> .* : [0-9]+ +\|/ { n += $5 } END { print n + 0 }' "$T/out")
 	short=$(( $(unseen_returns "$T/err") ))
 	echo "sleeper: $n wakeups of 31, $short dropped"
-	[ "$n" -ge $((31 - short)) ] && [ "$n" -le 35 ]
+	[ "$n" -ge $((31 - short)) ]
+	[ "$n" -le 35 ]
 }
 
 @test "legacy: a kernel without BTF or ring buffers is named as the reason, exit 1, for every tool" {

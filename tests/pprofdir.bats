@@ -75,7 +75,8 @@ value() {
 	refute_output --partial "written to"
 	files=("$T"/pd/profile-*Z.pb.gz)
 	echo "${#files[@]} files"
-	[ "${#files[@]}" -ge 5 ] && [ "${#files[@]}" -le 6 ]
+	[ "${#files[@]}" -ge 5 ]
+	[ "${#files[@]}" -le 6 ]
 	contiguous "${files[@]}"
 	total=0
 	for f in "${files[@]}"; do
@@ -85,7 +86,8 @@ value() {
 	done
 	# 5 seconds of one busy thread at 99 Hz: every sample in exactly one file.
 	echo "spin samples: $total"
-	[ "$total" -ge 400 ] && [ "$total" -le 520 ]
+	[ "$total" -ge 400 ]
+	[ "$total" -le 520 ]
 	# Named by their start, in UTC, and the last ends when the run did.
 	last=$(times "${files[-1]}")
 	end=$(( ${last%% *} + $(echo "$last" | cut -d' ' -f2) ))
@@ -121,7 +123,8 @@ value() {
 	# less what the tool said it dropped (README, Known issues).
 	lost=$(unseen_returns "$T/err")
 	echo "off-CPU $total us, $lost periods dropped"
-	[ "$total" -ge $(( (40 - lost) * 50000 )) ] && [ "$total" -le 2400000 ]
+	[ "$total" -ge $(( (40 - lost) * 50000 )) ]
+	[ "$total" -le 2400000 ]
 }
 
 @test "pprof-dir: --pprof-keep leaves the newest, and removes no file it did not write" {
@@ -249,7 +252,8 @@ value() {
 	assert_line "profile: $waited profile files could not be written in $T/full (No space left on device: $waited)"
 	refute_line --partial "were never written"
 	files=("$T"/full/profile-*Z.pb.gz)
-	[ "${#files[@]}" -ge 2 ] && [ "${#files[@]}" -le 4 ]
+	[ "${#files[@]}" -ge 2 ]
+	[ "${#files[@]}" -le 4 ]
 	contiguous "${files[@]}"
 	# Every sample of the 6 s: one busy thread at 99 Hz from the first file's
 	# start (the run's) to the last one's end, within 10%.
@@ -262,7 +266,8 @@ value() {
 	span=$(( ${last%% *} + $(echo "$last" | cut -d' ' -f2) - ${first%% *} ))
 	want=$((span * 99 / 1000000000))
 	echo "spin samples: $total in $((span / 1000000)) ms, $want at 99 Hz"
-	[ "$total" -ge $((want * 90 / 100)) ] && [ "$total" -le $((want * 110 / 100)) ]
+	[ "$total" -ge $((want * 90 / 100)) ]
+	[ "$total" -le $((want * 110 / 100)) ]
 	[ "$span" -ge 5500000000 ]
 
 	# Full to the end: what no file could take is said at exit, from when.
@@ -288,7 +293,8 @@ value() {
 	wait "$YPID"
 	b=$?
 	XPID= YPID=
-	[ "$a" -eq 0 ] && [ "$b" -eq 0 ]
+	[ "$a" -eq 0 ]
+	[ "$b" -eq 0 ]
 	cat "$T/err" "$T/err2"
 	run grep -h "^profile: --pprof-dir $T/pd: profile files this run did not write, named after its first: another profile writes there, and each removes the other's beyond --pprof-keep; give each its own directory$" "$T/err" "$T/err2"
 	assert_success

@@ -82,8 +82,10 @@ multiline_sum() {
 	# of the CPU-time reading is a little wider than the profile's.
 	expected=$(( (after - before) * 99 / 100 ))
 	echo "alpha=$alpha beta=$beta total=$total expected~$expected"
-	[ "$alpha" -gt 0 ] && [ "$beta" -gt 0 ]
-	[ "$total" -ge $((expected * 80 / 100)) ] && [ "$total" -le $((expected * 110 / 100 + 3)) ]
+	[ "$alpha" -gt 0 ]
+	[ "$beta" -gt 0 ]
+	[ "$total" -ge $((expected * 80 / 100)) ]
+	[ "$total" -le $((expected * 110 / 100 + 3)) ]
 	# 3:1: alpha's share is 0.75 within 3 standard errors (0.09 at 198 samples).
 	check_share "$alpha" "$beta"
 	# Leaf first: the spinning function, then its callers up to main.
@@ -104,7 +106,8 @@ multiline_sum() {
 	grep -qx "    spin_heavy" "$T/text"
 	grep -qE "^    -                spin \($SPID\)$" "$T/text"
 	text_total=$(awk '/^        [0-9]+$/ { n += $1 } END { print n }' "$T/text")
-	[ "$text_total" -ge 10 ] && [ "$text_total" -le 228 ]
+	[ "$text_total" -ge 10 ]
+	[ "$text_total" -le 228 ]
 }
 
 @test "profile -K, -U, -d and -a" {
@@ -215,7 +218,9 @@ multiline_sum() {
 	f=$(folded_sum "$T/folded")
 	m=$(multiline_sum "$T/text")
 	echo "folded $f, multi-line $m"
-	[ "$f" -gt 20 ] && [ $((f * 100 / m)) -ge 90 ] && [ $((f * 100 / m)) -le 110 ]
+	[ "$f" -gt 20 ]
+	[ $((f * 100 / m)) -ge 90 ]
+	[ $((f * 100 / m)) -le 110 ]
 	check_share "$(folded_sum "$T/folded" alpha)" "$(folded_sum "$T/folded" beta)"
 }
 
@@ -280,7 +285,8 @@ multiline_sum() {
 	n=$(folded_sum <(echo "$output"))
 	expected=$((after - before))
 	echo "samples $n, expected ~$expected"
-	[ "$n" -ge $((expected * 75 / 100)) ] && [ "$n" -le $((expected * 110 / 100 + 3)) ]
+	[ "$n" -ge $((expected * 75 / 100)) ]
+	[ "$n" -le $((expected * 110 / 100 + 3)) ]
 }
 
 @test "profile follows CPUs coming online and going away" {
@@ -303,7 +309,8 @@ multiline_sum() {
 	# Only the 1.5 s with CPU 1 sampled: ~70 samples at 49 Hz.
 	n=$(folded_sum "$T/out" alpha)
 	echo "samples $n"
-	[ "$n" -ge 20 ] && [ "$n" -le 130 ]
+	[ "$n" -ge 20 ]
+	[ "$n" -le 130 ]
 }
 
 @test "profile prints its stacks and exits 0 on SIGINT, SIGTERM and SIGHUP" {

@@ -62,7 +62,9 @@ row() {
 	[ "$RC" -eq 0 ]
 	# 1002 records of 24 bytes: 341 fit in 8 KiB, so 3 calls with data and
 	# one that returns 0 per scan; all of them fit in 32 KiB: 1 + 1.
-	[ "$e8" -eq 3006 ] && [ "$c8" -eq 12 ] && [ "$c32" -eq 6 ]
+	[ "$e8" -eq 3006 ]
+	[ "$c8" -eq 12 ]
+	[ "$c32" -eq 6 ]
 	run row "$p8"
 	assert_output "12 3 4.00 8192 $b8 3006 $DIR"
 	run row "$p32"

@@ -93,7 +93,8 @@ section_total() {
 	assert_success
 	# Threads of the traced process only: 2 spinners, sleeper, main thread.
 	run grep -c '^tid = ' "$T/out"
-	[ "$output" -ge 3 ] && [ "$output" -le 4 ]
+	[ "$output" -ge 3 ]
+	[ "$output" -le 4 ]
 }
 
 @test "runqlat -P labels one histogram with the pid and its comm" {
@@ -132,7 +133,9 @@ section_total() {
 	run grep -E '^ +(p50|p90|p99) = [0-9]+ usecs$|^ +max <= [0-9]+ usecs$' "$T/out"
 	[ "${#lines[@]}" -eq 4 ]
 	p=($(awk '/p50 =|p90 =|p99 =/ { print $3 } /max <=/ { print $3 }' "$T/out"))
-	[ "${p[0]}" -le "${p[1]}" ] && [ "${p[1]}" -le "${p[2]}" ] && [ "${p[2]}" -le "${p[3]}" ]
+	[ "${p[0]}" -le "${p[1]}" ]
+	[ "${p[1]}" -le "${p[2]}" ]
+	[ "${p[2]}" -le "${p[3]}" ]
 
 	"$BIN/runqlat" --json --percentiles 1 1 > "$T/json" 2>/dev/null
 	jq -e '.p50 <= .p90 and .p90 <= .p99 and .p99 <= .max' "$T/json"

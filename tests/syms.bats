@@ -44,7 +44,8 @@ start() {
 	# The stub's link-time address, as objdump names it, moved to where symwork runs.
 	plt=$(objdump -d "$SW" | awk '/<printf@plt>:/ { print $1; exit }')
 	vaddr=$(nm "$SW" | awk '$3 == "symwork_alpha" { print $1 }')
-	[ -n "$plt" ] && [ -n "$vaddr" ]
+	[ -n "$plt" ]
+	[ -n "$vaddr" ]
 	run "$S" "$SPID" "$(printf "%x" $((ALPHA - 0x$vaddr + 0x$plt)))"
 	assert_output "printf@plt+0x0 [symwork]"
 }
