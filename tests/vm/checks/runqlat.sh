@@ -8,10 +8,14 @@
 # count N wakeups of it, plus its first, plus a preemption or two.
 
 rq_n=50
+rq_version=$(uname -r | awk -F'[.-]' '{ printf "%d", $1 * 100 + $2 }')
 
-# rq_check METHOD: one run, the sleeper's count checked.
+# rq_check CELL: one run, the sleeper's count checked, in a cell named by
+# the path runqlat says it took ("with tp_btf", "with raw_tp"), CELL if it
+# said none. Sets rq_path.
 rq_check() {
 	vm_trace rq "$WL/runq_contend -g -s 2 -n $rq_n" runqlat -v -L
+	rq_path=$(sed -n 's/^runqlat: attaching to .* with \([a-z_]*\).*/\1/p' "$SCRATCH/rq.err" | head -n 1)
 	sleeper=$(awk '/^sleeper/ { print $2 }' "$SCRATCH/rq.work")
 	n=$(awk -v t="$sleeper" '/^tid = / { on = ($3 == t) } on && / -> .* : [0-9]+ +\|/ { n += $5 } END { print n + 0 }' "$SCRATCH/rq.out")
 	left=$(vm_leftover runqlat)
@@ -19,16 +23,23 @@ rq_check() {
 	# The first wakeup may go untimed, but only if the tool says so.
 	if [ $vm_rc = 0 ] && [ -z "$left" ] && { [ $n -ge $((rq_n + 1)) ] && [ $n -le $((rq_n + 5)) ] ||
 	   { [ $n = $rq_n ] && grep -q 'not timed' "$SCRATCH/rq.err"; }; }; then
-		result runqlat "$1" pass "$detail"
+		result runqlat "${rq_path:-$1}" pass "$detail"
 	else
-		result runqlat "$1" fail "$detail left=[$left] $(tail -n 2 "$SCRATCH/rq.err")"
+		result runqlat "${rq_path:-$1}" fail "$detail left=[$left] $(tail -n 2 "$SCRATCH/rq.err")"
 	fi
 }
 
+# By default tp_btf where tracing programs have task storage (5.12); before,
+# raw_tp with a hash by thread id (fallbacks.sh checks the same).
 rq_check tp_btf
-export BPFSCOPE_DISABLE=tp_btf
-rq_check raw_tp
-unset BPFSCOPE_DISABLE
-grep -q 'with raw_tp' "$SCRATCH/rq.err" ||
-	result runqlat raw_tp-chosen fail "the fallback was not used: $(tail -n 2 "$SCRATCH/rq.err")"
+[ "$rq_path" = tp_btf ] || [ $rq_version -lt 512 ] ||
+	result runqlat tp_btf fail "kernel $(uname -r) has task storage, but runqlat took ${rq_path:-nothing}"
+# raw_tp by request, unless the default took it already.
+if [ "$rq_path" != raw_tp ]; then
+	export BPFSCOPE_DISABLE=tp_btf
+	rq_check raw_tp
+	unset BPFSCOPE_DISABLE
+	[ "$rq_path" = raw_tp ] ||
+		result runqlat raw_tp-chosen fail "the fallback was not used: $(tail -n 2 "$SCRATCH/rq.err")"
+fi
 vm_switches runqlat 2 1
