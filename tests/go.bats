@@ -103,17 +103,32 @@ go_whole() {
 		      exit !(all >= 150 && n * 100 >= 95 * all) }' "$1"
 }
 
-# unnamed FOLDED: frames of the Go program's stacks in FOLDED that name no
-# function (the stripped binary's would be [unknown], or [gowork-...] by
-# its file); offwaketime's wakers count only where they are the program.
+# unnamed FOLDED: the frames of the Go program's stacks in FOLDED that name
+# no function (the stripped binary's would be [unknown], or [gowork-...] by
+# its file), each with its stack's count; offwaketime's wakers count only
+# where they are the program.
 unnamed() {
-	awk '{ sub(/ [0-9]+$/, ""); n = split($0, side, ";--;")
+	awk '{ c = $NF; sub(/ [0-9]+$/, ""); n = split($0, side, ";--;")
 		k = split(side[n], w, ";")
 		for (s = 1; s <= n; s++) {
 			if (s > 1 && w[k] !~ /^gowork/) continue
 			m = split(side[s], f, ";")
-			for (i = 1; i <= m; i++) if (f[i] ~ /^\[(unknown|gowork)/) print f[i]
+			for (i = 1; i <= m; i++) if (f[i] ~ /^\[(unknown|gowork)/) print f[i], c
 		} }' "$1"
+}
+
+# named_go FOLDED WHAT: fails unless stacks with an unnamed frame of the
+# program hold under 1% of FOLDED's count. A CI run of offwaketime once
+# had two [unknown] frames among the unstripped build's stacks, which 8
+# local runs did not show again (their only unnamed frames were in wakers
+# other than the program): a name the stripped build lacked would be
+# missing from every stack through its function, far more than 1%.
+named_go() {
+	local bad total
+	bad=$(unnamed "$1" | awk '{ n += $2 } END { print n + 0 }')
+	total=$(awk '{ n += $NF } END { print n + 0 }' "$1")
+	[ $((bad * 100)) -lt "$total" ] ||
+		fail "$2: $bad of $total unnamed: $(unnamed "$1" | sort | uniq -c)"
 }
 
 @test "go: offwaketime, and profile's JSON and SVG, name a stripped Go binary as an unstripped one" {
@@ -133,19 +148,22 @@ unnamed() {
 			cut -d';' -f2- "$T/$kind.$out" | grep 'goHotAlpha [0-9]*$' | sed 's/ [0-9]*$//' |
 				sort -u > "$T/$kind.$out.stacks"
 		done
-		[ -z "$(unnamed "$T/$kind.fromjson")" ] || fail "$kind: $(unnamed "$T/$kind.fromjson" | sort | uniq -c)"
+		named_go "$T/$kind.fromjson" "$kind profile"
 		# A goroutine that sleeps 20 ms at a time: its thread's waits, and who woke them.
 		gowork "$GW/gowork-1.24-$kind" sleep 4
 		"$BIN/offwaketime" -p "$WPID" -f 2 > "$T/$kind.woken" 2> "$T/err" ||
 			fail "offwaketime failed: $(cat "$T/err")"
 		stop_bg "$WPID"
 		WPID=
-		[ -z "$(unnamed "$T/$kind.woken")" ] || fail "$kind: $(unnamed "$T/$kind.woken" | sort | uniq -c)"
+		named_go "$T/$kind.woken" "$kind offwaketime"
 		# The goroutine's sleep, parked, its thread then in the scheduler:
-		# the blocked stack from goexit to where it looks for work.
+		# the blocked stack from mcall to where it looks for work, and from
+		# goexit where the walk crossed mcall (mcall clears the frame
+		# pointer as it moves to the scheduler's stack: about one run in
+		# five, no thread's stack crossed it, and each ended marked there).
 		cut -d';' -f2- "$T/$kind.woken" |
-			grep -o '^runtime\.goexit;runtime\.main;main\.main;main\.goSleeperDelta;[^-]*;runtime\.findRunnable;' |
-			sort -u > "$T/$kind.slept"
+			grep -oE '^(runtime\.goexit;runtime\.main;main\.main;main\.goSleeperDelta;[^-]*|\[truncated:[^;]*\]);runtime\.mcall;runtime\.park_m;runtime\.schedule;runtime\.findRunnable;' |
+			sed 's/^.*;runtime\.mcall;/runtime.mcall;/' | sort -u > "$T/$kind.slept"
 		[ -s "$T/$kind.slept" ] || fail "$kind: $(sort -t' ' -k2 -nr "$T/$kind.woken" | head -5)"
 		# And someone woke the thread: the other side of every stack is there.
 		awk '/;--;/ { n++ } END { exit !(n && n == NR) }' "$T/$kind.woken" ||

@@ -371,8 +371,16 @@ traced_while() {
 
 @test "unwind: more processes than the map holds: those that exited make room" {
 	require_bpf
-	# Each exec takes an entry; 1,300 of them fill the 1,021 there is room for.
-	traced_while Sampling 'for i in $(seq 1300); do "$NOFP" spin 0 > /dev/null; done
+	# Each exec takes an entry; 1,300 of them fill the 1,021 there is room
+	# for. Each lives 0.3 s, a hundred at a time, so that every one is read
+	# before it exits: a run of "spin 0" in a row, gone in a millisecond,
+	# was read only now and then on a loaded machine (CI), and some runs
+	# never filled the map.
+	traced_while Sampling 'for b in $(seq 13); do
+			p=()
+			for i in $(seq 100); do sleep 0.3 & p+=($!); done
+			wait "${p[@]}"
+		done
 		"$NOFP" spin 1 > /dev/null' "$BIN/profile" -v -F 99 -f 30
 	grep 'room for [0-9]* rows and 1021 processes' "$T/err"
 	grep -E 'processes. map full: dropped [0-9]{3,} that exited' "$T/err"
