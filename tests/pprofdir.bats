@@ -190,7 +190,10 @@ value() {
 	# run_path's, not the main thread's).
 	lost=$(unseen_returns "$T/err")
 	echo "$paths stacks through run_path, $lost periods dropped, ${missed:-0} stacks lost"
-	[ "$paths" -ge $((1400 - lost - ${missed:-0})) ]
+	# Ten more may go unseen: 2 runs in 8 on this machine counted 1,396 or
+	# 1,398 of 1,399 (the kernel's unreported switches are not all told);
+	# without the prune some 400 would be missing.
+	[ "$paths" -ge $((1400 - lost - ${missed:-0} - 10)) ]
 }
 
 @test "pprof-dir: offwaketime too; errors and moot options" {
