@@ -331,8 +331,13 @@ go_timed() {
 			"$T/err" || fail "$(cat "$T/err")"
 		run hist_total "$T/out"
 		assert_output "$CALLS"
-		# Sleeping 10 ms, and copying a growing stack: 8-15 ms, a few 16-31.
-		awk -v all="$CALLS" '/^ +8 -> 15 +:/ { n = $5 } END { exit !(n * 100 >= 95 * all) }' "$T/out" ||
+		# Sleeping 10 ms, and copying a growing stack: none under 8 ms (a
+		# call cut short), 8-15 ms mostly, some 16-31: the recursion's
+		# copies take 3 ms on average here, more on a loaded machine
+		# (a CI run had 94.4% in 8-15 ms, 99.3% in 8-31).
+		awk -v all="$CALLS" '/^ +[0-9]+ -> [0-9]+ +:/ && $1 < 8 { low += $5 }
+			/^ +8 -> 15 +:/ { n += $5 } /^ +16 -> 31 +:/ { n += $5; m = $5 }
+			END { exit !(!low && n * 100 >= 98 * all && (n - m) * 100 >= 80 * all) }' "$T/out" ||
 			fail "Go $ver, $CALLS calls: $(cat "$T/out")"
 	done
 }
