@@ -93,7 +93,7 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all deps deps-check check check-vm vm-deps vm-prep demo install uninstall clean vmlinux bench man-lint workloads
+.PHONY: all deps deps-check check check-vm vm-deps vm-fetch vm-prep demo install uninstall clean vmlinux bench man-lint workloads
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -192,14 +192,21 @@ check: deps all $(WORKLOADS)
 # The kernel matrix (tests/vm/run): static tools checked on this kernel and
 # in qemu on Debian's 5.10, 6.1 and 6.12 cloud kernels, and arm64's 6.12.
 # The arm64 guest's tools and workloads are cross-built, Go's too.
-# vm-prep makes all of it but the runs, so that CI can make it while
-# make check runs; the static build takes a lock that tests/project.bats,
-# which builds the same tree, takes too.
+# vm-fetch downloads what it needs (packages, the arm64 sysroot, the
+# kernels), which CI does while make check runs; vm-prep builds the rest.
+# The static build takes a lock that tests/project.bats, which builds the
+# same tree, takes too.
 VM_ARM64 := $(findstring arm64,$(if $(VM_KERNELS),$(VM_KERNELS),arm64))
 vm-deps:
 	@scripts/deps.sh install build static vm $(if $(VM_ARM64),cross)
 
-vm-prep: vm-deps
+vm-fetch: vm-deps
+ifneq ($(VM_ARM64),)
+	@scripts/sysroot arm64 $(OUTPUT)/cache/sysroot-arm64
+endif
+	@tests/vm/run fetch
+
+vm-prep: vm-fetch
 	@mkdir -p $(OUTPUT)
 	@flock $(OUTPUT)/.static.lock $(MAKE) --no-print-directory STATIC=1 OUTPUT=$(OUTPUT)/static all workloads
 	@tests/go/build $(OUTPUT)/static/tests/go "$$(go env GOROOT)" \
@@ -209,7 +216,6 @@ ifneq ($(VM_ARM64),)
 	@GOARCH=arm64 tests/go/build $(OUTPUT)/static-arm64/tests/go "$$(go env GOROOT)" \
 		"$$(tests/go/fetch 1.24 $(OUTPUT)/cache/go)" > /dev/null
 endif
-	@tests/vm/run fetch
 
 check-vm: vm-prep
 	@tests/vm/run
