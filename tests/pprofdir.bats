@@ -287,8 +287,14 @@ value() {
 
 @test "pprof-dir: two instances of one tool in one directory are told to take one each" {
 	require_bpf
-	"$BIN/profile" -F 49 --pprof-dir "$T/pd" --pprof-interval 1 --pprof-keep 3 4 > "$T/out" 2> "$T/err" &
+	"$BIN/profile" -F 49 --pprof-dir "$T/pd" --pprof-interval 1 --pprof-keep 3 5 > "$T/out" 2> "$T/err" &
 	XPID=$!
+	# The second once the first has a file: its files are then named after
+	# the first's first (started together, a CI run saw neither tell).
+	for ((i = 0; i < 50; i++)); do
+		compgen -G "$T/pd/profile-*Z.pb.gz" > /dev/null && break
+		sleep 0.1
+	done
 	"$BIN/profile" -F 49 --pprof-dir "$T/pd" --pprof-interval 1 --pprof-keep 3 4 > "$T/out2" 2> "$T/err2" &
 	YPID=$!
 	wait "$XPID"
