@@ -128,6 +128,16 @@ static int open_dir(const char *path, char **base)
 	return fd;
 }
 
+int outfile__open_dir(const char *path)
+{
+	char *base = NULL;
+	int fd = open_dir(path, &base);
+
+	if (fd >= 0)
+		free(base);
+	return fd;
+}
+
 /*
  * An unnamed file in @dirfd (O_TMPFILE), which nothing else can see or
  * leave behind; where the file system has none, a hidden name made with

@@ -19,6 +19,13 @@ bool outfile__is_stdout(const char *path);
 int outfile__check(const char *path);
 
 /*
+ * The directory @path's file would go to, opened the way outfile__open()
+ * opens it (another user's link on the way not followed), for a caller
+ * that writes several files there; a descriptor or negative errno.
+ */
+int outfile__open_dir(const char *path);
+
+/*
  * Opens @path for writing: a new, unnamed (or hidden temporary) file in
  * its directory, which outfile__commit() puts in place; the standard
  * output for "-". NULL, after saying why, on failure.

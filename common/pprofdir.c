@@ -86,10 +86,13 @@ int pprofdir__check(const char *dir)
 		return err;
 	if (pd.dirfd >= 0)
 		close(pd.dirfd);
-	pd.dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* Held open as outfile__check judged it: no second lookup to race. */
+	pd.dirfd = outfile__open_dir(probe);
 	if (pd.dirfd < 0) {
-		pr_err("--pprof-dir %s: %s", dir, strerror(errno));
-		return -errno;
+		pr_err("--pprof-dir %s: %s", dir, strerror(-pd.dirfd));
+		err = pd.dirfd;
+		pd.dirfd = -1;
+		return err;
 	}
 	return 0;
 }
