@@ -41,7 +41,7 @@ teardown() {
 start_bio() {
 	"$BIN/biolatency" "$@" > "$T/out" 2> "$T/err" &
 	BPID=$!
-	wait_for_line "$T/out" 'Tracing' 10 2>/dev/null || wait_for_line "$T/err" 'Tracing' 10
+	wait_for_any Tracing 10 "$T/out" "$T/err"
 }
 
 stop_bio() {

@@ -34,7 +34,7 @@ trace() {
 	start_workload
 	"$BIN/funclatency" "${@/#@PID/$WPID}" > "$T/out" 2> "$T/err" &
 	FPID=$!
-	wait_for_line "$T/out" 'Tracing' 10 2>/dev/null || wait_for_line "$T/err" 'Tracing' 10
+	wait_for_any Tracing 10 "$T/out" "$T/err"
 	kill -USR1 "$WPID"
 	wait "$WPID"
 	WORKPID=$WPID

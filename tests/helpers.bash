@@ -46,6 +46,18 @@ wait_for_line() {
 	fail "timed out waiting for '$pattern' in $file: $(cat "$file" 2>/dev/null)"
 }
 
+# Waits up to $2 seconds until one of files $3... has a line matching $1:
+# a tool says "Tracing" on stdout or on stderr, as its output format has it.
+wait_for_any() {
+	local pattern=$1 limit=$(( $2 * 10 ))
+	shift 2
+	for ((i = 0; i < limit; i++)); do
+		grep -qsE "$pattern" "$@" && return 0
+		sleep 0.1
+	done
+	fail "timed out waiting for '$pattern' in $*: $(cat "$@" 2>/dev/null)"
+}
+
 # Sum of the count column of every bcc-style histogram row in a file or stdin.
 hist_total() {
 	awk '/ -> .* : [0-9]+ +\|/ { n += $5 } END { print n + 0 }' "$@"

@@ -35,7 +35,7 @@ traced() {
 	shift
 	"$BIN/$tool" -v "${@/#@PID/$WPID}" > "$T/out" 2> "$T/err" &
 	TPID=$!
-	wait_for_line "$T/out" Tracing 10 2>/dev/null || wait_for_line "$T/err" Tracing 10
+	wait_for_any Tracing 10 "$T/out" "$T/err"
 	kill -USR1 "$WPID"
 	wait "$WPID"
 	WPID=

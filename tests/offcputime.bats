@@ -24,7 +24,7 @@ run_offcpu() {
 	wait_for_line "$T/work" '^pid '
 	"$BIN/offcputime" "${@/#@PID/$WPID}" > "$T/out" 2> "$T/err" &
 	OPID=$!
-	wait_for_line "$T/out" Tracing 10 2>/dev/null || wait_for_line "$T/err" Tracing 10
+	wait_for_any Tracing 10 "$T/out" "$T/err"
 	kill -USR1 "$WPID"
 	wait "$WPID"
 	WORKPID=$WPID

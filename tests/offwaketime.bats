@@ -22,7 +22,7 @@ run_offwake() {
 	wait_for_line "$T/work" '^pid '
 	"$BIN/offwaketime" "${@/#@PID/$WPID}" > "$T/out" 2> "$T/err" &
 	OPID=$!
-	wait_for_line "$T/out" Tracing 10 2>/dev/null || wait_for_line "$T/err" Tracing 10
+	wait_for_any Tracing 10 "$T/out" "$T/err"
 	kill -USR1 "$WPID"
 	wait "$WPID"
 	WORKPID=$WPID

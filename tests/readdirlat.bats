@@ -25,7 +25,7 @@ teardown() {
 start_rdl() {
 	"$BIN/readdirlat" "$@" > "$T/out" 2> "$T/err" &
 	RPID=$!
-	wait_for_line "$T/out" 'Tracing|TIME' 10 2>/dev/null || wait_for_line "$T/err" 'Tracing' 10
+	wait_for_any 'Tracing|TIME' 10 "$T/out" "$T/err"
 }
 
 stop_rdl() {

@@ -25,7 +25,7 @@ start_workload() {
 start_runqlat() {
 	"$BIN/runqlat" "$@" > "$T/out" 2> "$T/err" &
 	RPID=$!
-	wait_for_line "$T/out" 'Tracing|^\{' 10 || wait_for_line "$T/err" 'Tracing' 10
+	wait_for_any 'Tracing|^\{' 10 "$T/out" "$T/err"
 }
 
 # Releases the workload, waits for it, then stops runqlat with signal $1.
