@@ -62,8 +62,6 @@ struct unwind_walk {
 	__u8 done;
 	__u8 looked_up;		/* the kernel was asked for the mapping of an address */
 	struct unwind_mapping late;	/* what it said, if the binary is known: .n rows, or none */
-	__u64 late_off;		/* the file offset at late.start */
-	__u32 late_id;		/* and the binary's number */
 	struct stack_trace *trace;
 	struct unwind_proc *proc;
 	struct proc_key key;
@@ -226,8 +224,8 @@ static long unwind_vma_found(struct task_struct *task, struct vm_area_struct *vm
 	st->late.bias = st->late.start - off + f->delta;
 	st->late.first = f->first;
 	st->late.n = f->n;
-	st->late_off = off;
-	st->late_id = f->id;
+	st->late.id = off >> 32 ? UNWIND_NO_FILE : f->id;
+	st->late.off = off;
 	return 0;
 }
 
@@ -249,20 +247,21 @@ static __always_inline struct unwind_mapping *unwind_late_mapping(struct unwind_
 }
 
 /*
- * The frame just pushed, in the kernel's late mapping: as file and offset,
- * so that it is named even if its process exits before its maps are read.
+ * The frame just pushed, in mapping @m: as file and offset, so that it is
+ * named even if its process exits before its maps are read, or maps other
+ * code at that address before the report.
  */
-static __always_inline void unwind_file_frame(struct unwind_walk *st)
+static __always_inline void unwind_file_frame(struct unwind_walk *st,
+					      const struct unwind_mapping *m)
 {
 	__u64 n = st->n - 1;
 
 	/* 64 bits: a 32-bit index is widened again after the check, unchecked. */
 	barrier_var(n);
-	if (n >= STACK_MAX_DEPTH || st->late_id > UNWIND_FILE_ID_MASK)
+	if (n >= STACK_MAX_DEPTH || m->id > UNWIND_FILE_ID_MASK)
 		return;
-	st->trace->ips[n] = UNWIND_FILE_FRAME | (__u64)st->late_id << UNWIND_FILE_OFF_BITS |
-			    ((st->ip - st->late.start + st->late_off) &
-			     ((1ULL << UNWIND_FILE_OFF_BITS) - 1));
+	st->trace->ips[n] = UNWIND_FILE_FRAME | (__u64)m->id << UNWIND_FILE_OFF_BITS |
+			    ((st->ip - m->start + m->off) & ((1ULL << UNWIND_FILE_OFF_BITS) - 1));
 }
 
 /* Mapped since its maps were read (dlopen): have them read again, once. */
@@ -306,7 +305,6 @@ static long unwind_step(__u32 i, void *arg)
 	struct unwind_mapping *m;
 	struct unwind_row *r;
 	__u64 cfa, ra, pc;
-	bool late = false;
 
 	if (st->done)
 		return 1;
@@ -324,7 +322,6 @@ static long unwind_step(__u32 i, void *arg)
 	if (!m) {
 		unwind_ask(st);
 		m = unwind_late_mapping(st);
-		late = m != NULL;
 		/*
 		 * A frame pointer chain that leads out of all code the process
 		 * has mapped was no chain (code without frame pointers keeps
@@ -338,8 +335,7 @@ static long unwind_step(__u32 i, void *arg)
 	st->via_fp = 0;
 	if (!m)
 		return unwind_fp_step(st);
-	if (late)
-		unwind_file_frame(st);
+	unwind_file_frame(st, m);
 	/* A return address is the instruction after a call, maybe in the next function. */
 	pc = st->ip - m->bias - (st->exact ? 0 : 1);
 	r = unwind_find_row(m->first, m->n, (__u32)pc);
@@ -556,5 +552,81 @@ static __always_inline int unwind_by_build_id(void *ctx, struct stack_trace *t)
 }
 
 #endif /* BPFSCOPE_LEGACY */
+
+/*
+ * @p's mapping @i, if there is one. The index is checked on the register
+ * the access uses: the compiler may otherwise check another copy.
+ */
+static __always_inline struct unwind_mapping *unwind_mapping_at(struct unwind_proc *p, __u64 i)
+{
+	barrier_var(i);
+	if (i >= UNWIND_MAX_MAPPINGS || i >= p->nmaps)
+		return NULL;
+	return &p->maps[i];
+}
+
+/* The first of @p's mappings that ends after @addr; p->nmaps if none. */
+static __always_inline __u32 unwind_mapping_after(struct unwind_proc *p, __u64 addr)
+{
+	__u32 lo = 0, hi = p->nmaps;
+
+	if (hi > UNWIND_MAX_MAPPINGS)
+		return UNWIND_MAX_MAPPINGS;
+	for (int i = 0; i < 9 && lo < hi; i++) {
+		__u32 mid = (lo + hi) / 2;
+		struct unwind_mapping *m = unwind_mapping_at(p, mid);
+
+		if (m && m->end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Does [start, end) hold code of @p's mappings? */
+static __always_inline bool unwind_maps_code(struct unwind_proc *p, __u64 start, __u64 end)
+{
+	struct unwind_mapping *m = unwind_mapping_at(p, unwind_mapping_after(p, start));
+
+	return m && m->start < end;
+}
+
+/* A library's code is one mapping: an munmap() that takes more is rare. */
+#define UNWIND_FORGET_MAX 8
+
+/*
+ * Forgets @p's mappings in [start, end), just unmapped (dlclose): code
+ * mapped there next is another binary, which the walk must find from the
+ * kernel (unwind_late_mapping), not take for this one. Each is left empty
+ * where it was, so that the table stays sorted for the walkers running
+ * meanwhile; past UNWIND_FORGET_MAX of them, all of @p's are forgotten
+ * until its maps are read again. Whether any was.
+ */
+static __always_inline bool unwind_forget(struct unwind_proc *p, __u64 start, __u64 end)
+{
+	__u32 first = unwind_mapping_after(p, start);
+	struct unwind_mapping *m;
+	bool forgot = false;
+
+	for (int i = 0; i < UNWIND_FORGET_MAX; i++) {
+		m = unwind_mapping_at(p, first + i);
+
+		if (!m || m->start >= end)
+			return forgot;
+		if (m->end <= m->start)
+			continue;
+		m->n = 0;
+		m->id = UNWIND_NO_FILE;
+		m->end = m->start;
+		forgot = true;
+	}
+	m = unwind_mapping_at(p, first + UNWIND_FORGET_MAX);
+	if (m && m->start < end) {
+		p->nmaps = 0;
+		return true;
+	}
+	return forgot;
+}
 
 #endif

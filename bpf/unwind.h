@@ -71,12 +71,19 @@ struct unwind_row {
  * An executable mapping of a process: run-time [start, end); the rows of
  * its binary are rows[first, first + n) of the unwind_rows map, at pc
  * addr - bias. n == 0: the binary has no call-frame information (or none
- * fitted in the rows' memory): frame pointers.
+ * fitted in the rows' memory): frame pointers. Its frames are kept as
+ * binary @id and file offset (@off at start), not as addresses: what is
+ * mapped at an address may change while the process is traced (dlclose,
+ * then dlopen), and an address would be named by whatever is there when
+ * the report is made. @id UNWIND_NO_FILE: no file (anonymous code), kept
+ * as an address.
  */
 struct unwind_mapping {
 	__u64 start, end;
 	__u64 bias;
 	__u32 first, n;
+	__u32 id;
+	__u32 off;
 };
 
 /*
@@ -130,6 +137,7 @@ struct unwind_build_id {
 #define UNWIND_FILE_FRAME	(1ULL << 63)
 #define UNWIND_FILE_OFF_BITS	40
 #define UNWIND_FILE_ID_MASK	((1U << 22) - 1)
+#define UNWIND_NO_FILE		0xffffffffU
 #define UNWIND_IS_FILE_FRAME(ip)	(((ip) >> 62) == 2)
 
 /* How user stacks were walked, for -v and the report at exit. */

@@ -313,6 +313,7 @@ int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key
 	for (int i = 0; i < n; i++) {
 		const char *mark = unwind_mark(st->trace.ips[i]);
 		struct sym_source src[INLINES_MAX_DEPTH + 1];
+		__u64 addr = st->trace.ips[i];
 		struct sym_info si;
 		int ns, room;
 
@@ -320,12 +321,15 @@ int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key
 			out[k++] = (struct frame){ .name = mark, .kind = FRAME_UNKNOWN };
 			continue;
 		}
-		if (UNWIND_IS_FILE_FRAME(st->trace.ips[i]))
-			syms__file_offset(st->syms, (st->trace.ips[i] >> UNWIND_FILE_OFF_BITS) &
-					  UNWIND_FILE_ID_MASK,
-					  st->trace.ips[i] & ((1ULL << UNWIND_FILE_OFF_BITS) - 1), &si);
-		else
-			syms__user(st->syms, proc, st->trace.ips[i], &si);
+		/* A frame by file keeps its offset in the file as its address (pprof's). */
+		if (UNWIND_IS_FILE_FRAME(addr)) {
+			__u32 id = (addr >> UNWIND_FILE_OFF_BITS) & UNWIND_FILE_ID_MASK;
+
+			addr &= (1ULL << UNWIND_FILE_OFF_BITS) - 1;
+			syms__file_offset(st->syms, id, addr, &si);
+		} else {
+			syms__user(st->syms, proc, addr, &si);
+		}
 		/* Room kept for every real frame still to come, and the mark. */
 		room = STACKREAD_MAX_USER - k - (n - i - 1) - deeper;
 		ns = syms__source(&si, i == 0, src, room < INLINES_MAX_DEPTH + 1 ? room :
@@ -334,7 +338,7 @@ int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key
 			out[k++] = (struct frame){
 				.name = unnamed_in(st, si.module),
 				.kind = FRAME_UNKNOWN,
-				.addr = st->trace.ips[i],
+				.addr = addr,
 				.module = si.path,
 				.build_id = si.build_id,
 			};
@@ -346,7 +350,7 @@ int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key
 				.name = src[j].name,
 				.kind = j < ns - 1 ? FRAME_INLINE :
 					si.kind == SYM_JIT ? FRAME_JIT : FRAME_USER,
-				.addr = st->trace.ips[i],
+				.addr = addr,
 				.module = si.path,
 				.build_id = si.build_id,
 				.file = src[j].file,

@@ -21,6 +21,7 @@
 struct table {
 	struct table *next;
 	__u32 first, n;		/* n == 0: no CFI, or no room for it */
+	__u32 id;		/* the symbolizer's number for it, for file frames */
 	__u64 base;
 	struct elf_segment *segs;
 	size_t nsegs;
@@ -45,7 +46,7 @@ struct unwinder {
 	struct losses lost;
 	unsigned int full;		/* processes the map was full for since it was last swept */
 	struct unwind_proc *scratch;	/* one entry, read back to sweep */
-	struct bpf_link *on_exec;
+	struct bpf_link *on_exec, *on_munmap, *on_munmapped;
 };
 
 enum unwind_method unwind__parse_method(struct argp_state *state, const char *arg)
@@ -85,7 +86,12 @@ int unwind__configure(const struct unwind_opts *o, const struct unwind_bpf *m, b
 	/* Attached by unwinder__new(), the tables ready. */
 	bpf_program__set_autoload(m->on_exec, cfi && !one_process);
 	bpf_program__set_autoattach(m->on_exec, false);
+	bpf_program__set_autoload(m->on_munmap, cfi);
+	bpf_program__set_autoattach(m->on_munmap, false);
+	bpf_program__set_autoload(m->on_munmapped, cfi);
+	bpf_program__set_autoattach(m->on_munmapped, false);
 	if (!cfi) {
+		bpf_map__set_max_entries(m->unmapping, 1);
 		pr_debug("user stacks: frame pointers (%s)", o->method == UNWIND_FP ? "--unwind=fp" :
 			 "this kernel has no bpf_loop, Linux 5.17");
 		bpf_map__set_max_entries(rows, 1);
@@ -181,8 +187,7 @@ static void enter_file(struct unwinder *u, const struct syms_binary *b, const st
 
 		if (g->exec) {
 			struct unwind_file f = { g->offset, g->filesz, g->offset - g->vaddr + t->base,
-						 t->first, t->n,
-						 b->id <= UNWIND_FILE_ID_MASK ? b->id : UINT32_MAX };
+						 t->first, t->n, t->id };
 
 			if (bpf_map_update_elem(u->files_fd, &key, &f, BPF_ANY))
 				u->lost.files++;
@@ -201,6 +206,7 @@ static void *on_binary(void *ctx, const struct syms_binary *b, Elf *elf, Elf *de
 		return NULL;
 	t->next = u->tables;
 	u->tables = t;
+	t->id = b->id <= UNWIND_FILE_ID_MASK ? b->id : UNWIND_NO_FILE;
 	u->binaries++;
 	if (elffile__segments(elf, &t->segs, &t->nsegs))
 		return t;
@@ -285,6 +291,8 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 		um = &p->maps[p->nmaps++];
 		um->start = m[i].start;
 		um->end = m[i].end;
+		um->id = t && m[i].pgoff <= UINT32_MAX ? t->id : UNWIND_NO_FILE;
+		um->off = m[i].pgoff;
 		if (t && t->n && place(t, &m[i], &um->bias)) {
 			um->first = t->first;
 			um->n = t->n;
@@ -347,6 +355,21 @@ struct unwinder *unwinder__new(struct syms *syms, const struct unwind_bpf *m)
 			return NULL;
 		}
 	}
+	if (bpf_program__autoload(m->on_munmap)) {
+		u->on_munmap = bpf_program__attach(m->on_munmap);
+		u->on_munmapped = bpf_program__attach(m->on_munmapped);
+		/* A kernel without syscall tracepoints (CONFIG_FTRACE_SYSCALLS): all else works. */
+		if (!u->on_munmap || !u->on_munmapped) {
+			int err = errno;
+
+			bpf_link__destroy(u->on_munmap);
+			bpf_link__destroy(u->on_munmapped);
+			u->on_munmap = u->on_munmapped = NULL;
+			pr_warn("cannot attach to the munmap system call's tracepoints (%s): a "
+				"library unloaded while traced and another loaded at its address "
+				"will be walked and named as the first", strerror(err));
+		}
+	}
 	return u;
 }
 
@@ -384,6 +407,8 @@ void unwinder__free(struct unwinder *u)
 	if (!u)
 		return;
 	bpf_link__destroy(u->on_exec);
+	bpf_link__destroy(u->on_munmap);
+	bpf_link__destroy(u->on_munmapped);
 	syms__observe(u->syms, &(struct syms_observer){});
 	for (struct table *t = u->tables, *n; t; t = n) {
 		n = t->next;

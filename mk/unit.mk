@@ -29,6 +29,13 @@ $(OUTPUT)/tests/libnofplib.so: tests/nofp/nofplib.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(NOFP_CFLAGS) -fPIC -shared $< -o $@
 
+# The same code under other names, to be loaded where libnofplib.so was.
+$(OUTPUT)/tests/libswaplib.so: tests/nofp/nofplib.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(NOFP_CFLAGS) -fPIC -shared -Dnofplib_leaf=swaplib_leaf \
+		-Dnofplib_inner=swaplib_inner -Dnofplib_outer=swaplib_outer \
+		-Dnofplib_tick=swaplib_tick $< -o $@
+
 # Linked into it, without call-frame information: code with frame pointers
 # (fpcode.c), and code with neither (nocfi.c), as JIT code or a stripped
 # .eh_frame would be. No -g either: it would bring .debug_frame.
@@ -73,4 +80,4 @@ $(OUTPUT)/tests/nofp: tests/nofp/nofp.c $(NOFP_OBJS) $(OUTPUT)/tests/libnofplib.
 	$(Q)$(CC) $(NOFP_CFLAGS) -pthread $< $(NOFP_OBJS) -L$(OUTPUT)/tests -lnofplib -Wl,-rpath,'$$ORIGIN' -o $@
 endif
 
-check workloads: $(OUTPUT)/tests/nofp
+check workloads: $(OUTPUT)/tests/nofp $(OUTPUT)/tests/libswaplib.so

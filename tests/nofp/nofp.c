@@ -9,6 +9,10 @@
  *        nofp dlopen LIB SECONDS -- nofp_level1's chain for a second, then
  *                                dlopen()s LIB (a copy of libnofplib.so) and
  *                                calls its nofplib_outer from nofp_dlopened
+ *        nofp swap LIB1 LIB2 SECONDS -- the same with LIB1 for SECONDS, which
+ *                                it then dlclose()s, then LIB2 (libswaplib.so,
+ *                                swaplib_outer...) for SECONDS; prints each
+ *                                outer function's address as it starts
  *        nofp signal SECONDS  -- nofp_waiter spins; a SIGALRM handler every
  *                                20 ms burns 10 ms in nofp_handler_leaf
  *        nofp pipe N MS       -- after SIGUSR1: a reader blocks N times in
@@ -264,6 +268,20 @@ int main(int argc, char **argv)
 		printf("loaded\n");
 		fflush(stdout);
 		nofp_dlopened(outer, now() + atof(argv[3]));
+	} else if (!strcmp(mode, "swap") && argc == 5) {
+		const char *outers[] = { "nofplib_outer", "swaplib_outer" };
+
+		for (int i = 0; i < 2; i++) {
+			void *h = dlopen(argv[2 + i], RTLD_NOW | RTLD_LOCAL);
+			void (*outer)(double) = h ? (void (*)(double))dlsym(h, outers[i]) : NULL;
+
+			if (!outer)
+				return 1;
+			printf("%s %p\n", outers[i], (void *)outer);
+			fflush(stdout);
+			nofp_dlopened(outer, now() + atof(argv[4]));
+			dlclose(h);
+		}
 	} else if (!strcmp(mode, "deep") && argc == 4) {
 		unsigned long n = strtoul(argv[2], NULL, 10);
 
