@@ -162,61 +162,27 @@ int stack_on_exec(void *ctx)
 }
 
 /*
- * A munmap() of code the unwinder has tables for, until it returns: the
- * range, by thread.
+ * The kernel found room for a new mapping of the current process (its
+ * get_unmapped_area(), for an mmap() without MAP_FIXED: ld.so reserving
+ * a library's span): [addr, addr + length) is free, so whatever the
+ * unwinder's table of the process still has there was unmapped (dlclose).
+ * Those mappings are forgotten, and the process's maps read again, so that
+ * the library loaded there is not walked with the old one's table, nor
+ * named by its symbols. User space loads this only with CFI tables.
  */
-struct stack_unmap {
-	__u64 start, end;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, struct stack_unmap);
-} stack_unmapping SEC(".maps");
-
-/*
- * A library unloaded (dlclose), while stacks are walked with CFI (user
- * space loads these only then): its mappings are forgotten once it is
- * gone, and its process's maps read again, so that what is mapped there
- * next is not walked with its table nor named by its symbols.
- */
-SEC("tracepoint/syscalls/sys_enter_munmap")
-int stack_on_munmap(struct trace_event_raw_sys_enter *ctx)
+SEC("tracepoint/mmap/vm_unmapped_area")
+int stack_on_new_area(struct trace_event_raw_vm_unmapped_area *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = id;
-	struct stack_unmap u = { ctx->args[0], ctx->args[0] + ctx->args[1] };
-	struct unwind_proc *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
-
-	/* Not for every munmap() of its heap. */
-	if (p && unwind_maps_code(p, u.start, u.end))
-		bpf_map_update_elem(&stack_unmapping, &tid, &u, BPF_ANY);
-	return 0;
-}
-
-/*
- * On the way out: until then the mappings are still there, and a table
- * read from /proc meanwhile still has them (the read it asks for now
- * comes after).
- */
-SEC("tracepoint/syscalls/sys_exit_munmap")
-int stack_on_munmapped(struct trace_event_raw_sys_exit *ctx)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = id;
-	struct stack_unmap *u, range;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 addr = ctx->addr, len = ctx->length;
 	struct unwind_proc *p;
 	struct proc_key k;
 
-	u = bpf_map_lookup_elem(&stack_unmapping, &tid);
-	if (!u)
+	/* An error (-ENOMEM) found no room. */
+	if (addr >= -4095UL)
 		return 0;
-	range = *u;
-	bpf_map_delete_elem(&stack_unmapping, &tid);
 	p = bpf_map_lookup_elem(&unwind_procs, &tgid);
-	if (ctx->ret || !p || !unwind_forget(p, range.start, range.end))
+	if (!p || !unwind_forget(p, addr, addr + len))
 		return 0;
 	proc_key_of(current_task(), &k);
 	proc_announce(&k, PROC_MAPS_CHANGED);

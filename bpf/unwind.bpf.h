@@ -584,19 +584,11 @@ static __always_inline __u32 unwind_mapping_after(struct unwind_proc *p, __u64 a
 	return lo;
 }
 
-/* Does [start, end) hold code of @p's mappings? */
-static __always_inline bool unwind_maps_code(struct unwind_proc *p, __u64 start, __u64 end)
-{
-	struct unwind_mapping *m = unwind_mapping_at(p, unwind_mapping_after(p, start));
-
-	return m && m->start < end;
-}
-
 /* A library's code is one mapping: an munmap() that takes more is rare. */
 #define UNWIND_FORGET_MAX 8
 
 /*
- * Forgets @p's mappings in [start, end), just unmapped (dlclose): code
+ * Forgets @p's mappings in [start, end), unmapped since (dlclose): code
  * mapped there next is another binary, which the walk must find from the
  * kernel (unwind_late_mapping), not take for this one. Each is left empty
  * where it was, so that the table stays sorted for the walkers running

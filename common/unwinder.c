@@ -46,7 +46,7 @@ struct unwinder {
 	struct losses lost;
 	unsigned int full;		/* processes the map was full for since it was last swept */
 	struct unwind_proc *scratch;	/* one entry, read back to sweep */
-	struct bpf_link *on_exec, *on_munmap, *on_munmapped;
+	struct bpf_link *on_exec, *on_new_area;
 };
 
 enum unwind_method unwind__parse_method(struct argp_state *state, const char *arg)
@@ -86,12 +86,10 @@ int unwind__configure(const struct unwind_opts *o, const struct unwind_bpf *m, b
 	/* Attached by unwinder__new(), the tables ready. */
 	bpf_program__set_autoload(m->on_exec, cfi && !one_process);
 	bpf_program__set_autoattach(m->on_exec, false);
-	bpf_program__set_autoload(m->on_munmap, cfi);
-	bpf_program__set_autoattach(m->on_munmap, false);
-	bpf_program__set_autoload(m->on_munmapped, cfi);
-	bpf_program__set_autoattach(m->on_munmapped, false);
+	bpf_program__set_autoload(m->on_new_area,
+				  cfi && probe__tracepoint("mmap", "vm_unmapped_area"));
+	bpf_program__set_autoattach(m->on_new_area, false);
 	if (!cfi) {
-		bpf_map__set_max_entries(m->unmapping, 1);
 		pr_debug("user stacks: frame pointers (%s)", o->method == UNWIND_FP ? "--unwind=fp" :
 			 "this kernel has no bpf_loop, Linux 5.17");
 		bpf_map__set_max_entries(rows, 1);
@@ -114,6 +112,9 @@ int unwind__configure(const struct unwind_opts *o, const struct unwind_bpf *m, b
 	bpf_map__set_max_entries(m->files, UNWIND_BUILD_IDS);
 	pr_debug("user stacks: CFI (.eh_frame), frame pointers where there is none; room for "
 		 "%zu rows and %u processes in %lu MiB", nrows, processes, o->memory_mb);
+	if (!bpf_program__autoload(m->on_new_area))
+		pr_debug("no mmap:vm_unmapped_area tracepoint: a library unloaded while traced "
+			 "and another loaded at its address are walked and named as the first");
 	return 1;
 }
 
@@ -355,19 +356,16 @@ struct unwinder *unwinder__new(struct syms *syms, const struct unwind_bpf *m)
 			return NULL;
 		}
 	}
-	if (bpf_program__autoload(m->on_munmap)) {
-		u->on_munmap = bpf_program__attach(m->on_munmap);
-		u->on_munmapped = bpf_program__attach(m->on_munmapped);
-		/* A kernel without syscall tracepoints (CONFIG_FTRACE_SYSCALLS): all else works. */
-		if (!u->on_munmap || !u->on_munmapped) {
+	if (bpf_program__autoload(m->on_new_area)) {
+		u->on_new_area = bpf_program__attach(m->on_new_area);
+		if (!u->on_new_area) {
 			int err = errno;
 
-			bpf_link__destroy(u->on_munmap);
-			bpf_link__destroy(u->on_munmapped);
-			u->on_munmap = u->on_munmapped = NULL;
-			pr_warn("cannot attach to the munmap system call's tracepoints (%s): a "
-				"library unloaded while traced and another loaded at its address "
-				"will be walked and named as the first", strerror(err));
+			pr_err("cannot attach to the mmap:vm_unmapped_area tracepoint: %s",
+			       strerror(err));
+			unwinder__free(u);
+			errno = err;
+			return NULL;
 		}
 	}
 	return u;
@@ -407,8 +405,7 @@ void unwinder__free(struct unwinder *u)
 	if (!u)
 		return;
 	bpf_link__destroy(u->on_exec);
-	bpf_link__destroy(u->on_munmap);
-	bpf_link__destroy(u->on_munmapped);
+	bpf_link__destroy(u->on_new_area);
 	syms__observe(u->syms, &(struct syms_observer){});
 	for (struct table *t = u->tables, *n; t; t = n) {
 		n = t->next;

@@ -33,15 +33,14 @@ enum unwind_method unwind__parse_method(struct argp_state *state, const char *ar
 
 /* The unwinder's part of a stack tool's BPF object (bpf/unwind.bpf.h, bpf/stackstore.bpf.h). */
 struct unwind_bpf {
-	struct bpf_map *rows, *procs, *build_ids, *files, *unmapping;
-	struct bpf_program *on_exec, *on_munmap, *on_munmapped;
+	struct bpf_map *rows, *procs, *build_ids, *files;
+	struct bpf_program *on_exec, *on_new_area;
 };
 
 #define UNWIND_BPF(skel)                                                                   \
 	((struct unwind_bpf){ (skel)->maps.unwind_rows, (skel)->maps.unwind_procs,          \
 			      (skel)->maps.unwind_build_ids, (skel)->maps.unwind_files,     \
-			      (skel)->maps.stack_unmapping, (skel)->progs.stack_on_exec,   \
-			      (skel)->progs.stack_on_munmap, (skel)->progs.stack_on_munmapped })
+			      (skel)->progs.stack_on_exec, (skel)->progs.stack_on_new_area })
 
 /*
  * Before the BPF object is loaded: decides whether user stacks are walked

@@ -331,6 +331,9 @@ while time.time() < end:
 		   exit !(a >= 0.3 * all && b >= 0.3 * all) }' "$T/folded"
 	run grep -E 'swaplib.*nofplib|nofplib.*swaplib' "$T/folded"
 	assert_failure
+	# A kernel without the tracepoint it learns this from: said with -v.
+	BPFSCOPE_DISABLE=tracepoint "$BIN/profile" -v -F 9 1 > /dev/null 2> "$T/err"
+	grep -q 'no mmap:vm_unmapped_area tracepoint: a library unloaded while traced' "$T/err"
 }
 
 # named FOLDED COMM [MIN]: of the user frames (root to the first kernel

@@ -74,6 +74,9 @@ if grep -q 'user stacks: frame pointers (this kernel has no' "$SCRATCH/uw.err"; 
 fi
 if grep -q 'user stacks: frame pointers' "$SCRATCH/uw.err"; then
 	result unwind profile-cfi n/a "$(grep 'user stacks:' "$SCRATCH/uw.err" | head -n 1)"
+elif grep -q 'no mmap:vm_unmapped_area tracepoint' "$SCRATCH/uw.err"; then
+	# Every kernel that walks CFI has it: how a library unloaded while traced is noticed.
+	result unwind profile-cfi fail "$(grep 'no mmap:' "$SCRATCH/uw.err")"
 else
 	set -- $(uw_share "$SCRATCH/uw.out" nofp_leaf "main;nofp_level1;nofp_level2;nofp_level3")
 	uw_verdict profile-cfi "$1" "$2" "rc=$rc $(tail -n 2 "$SCRATCH/uw.err") $(head -c 400 "$SCRATCH/uw.out")" profile
