@@ -50,15 +50,30 @@ ssize_t map__take_all(int fd, size_t key_size, size_t value_size, void **out)
 	recs = calloc(info.max_entries ? info.max_entries : 1, rec);
 	if (!recs)
 		return -ENOMEM;
+	/* The keys first: deleting as it goes would lose its place in the map. */
 	while (n < info.max_entries && !bpf_map_get_next_key(fd, prev, recs + n * rec)) {
-		char *r = recs + n * rec;
-
-		prev = r;
-		if (!bpf_map_lookup_elem(fd, r, r + voff))
-			n++;
+		prev = recs + n * rec;
+		n++;
 	}
-	for (size_t i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, recs + i * rec);
+	/*
+	 * Then each entry read and deleted at once: counted in between, an
+	 * event would be lost (BPF programs go on updating meanwhile). Before
+	 * 5.14 hash maps cannot: read, then delete.
+	 */
+	for (size_t i = 0; i < n; i++) {
+		char *r = recs + i * rec;
+
+		if (!bpf_map_lookup_and_delete_elem(fd, r, r + voff))
+			continue;
+		if (bpf_map_lookup_elem(fd, r, r + voff)) {
+			/* Gone meanwhile: drop the record. */
+			memmove(r, r + rec, (n - i - 1) * rec);
+			n--;
+			i--;
+			continue;
+		}
+		bpf_map_delete_elem(fd, r);
+	}
 	*out = recs;
 	return n;
 }
