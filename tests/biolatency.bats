@@ -33,8 +33,8 @@ setup() {
 
 teardown() {
 	stop_bg ${BPID:-} ${BPID2:-}
-	assert_nothing_loaded biolatency
 	[ -z "${CG:-}" ] || rmdir "$CG" 2>/dev/null || true
+	assert_nothing_loaded biolatency
 }
 
 # Starts biolatency with the given arguments in the background (BPID).

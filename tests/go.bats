@@ -23,9 +23,7 @@ setup() {
 
 teardown() {
 	stop_bg ${WPID:-}
-	for t in profile offcputime offwaketime; do
-		assert_nothing_loaded "$t"
-	done
+	assert_nothing_loaded profile offcputime offwaketime
 }
 
 # gowork BINARY MODE SECONDS: starts it, waits until it runs.

@@ -24,16 +24,19 @@ require_bpf() {
 	skip "$why"
 }
 
-# Fails if any BPF program whose name starts with "$1_" is still loaded. The
-# kernel frees a closed program after an RCU grace period, so allow 3 s.
+# Fails if any BPF program whose name starts with "TOOL_" is still loaded,
+# for each TOOL given. The kernel frees a closed program after an RCU grace
+# period, so allow 3 s. In a teardown, call it last: bats 1.8 fails a test
+# for its teardown's final status only, and ignores a failure before it.
 assert_nothing_loaded() {
-	local left
-	for ((i = 0; i < 30; i++)); do
-		left=$(bpftool prog show 2>/dev/null | grep -E "name ${1}_" || true)
+	local left re k
+	re="name ($(IFS='|'; echo "$*"))_"
+	for ((k = 0; k < 30; k++)); do
+		left=$(bpftool prog show 2>/dev/null | grep -E "$re" || true)
 		[ -z "$left" ] && return 0
 		sleep 0.1
 	done
-	fail "programs of $1 still loaded after exit: $left"
+	fail "programs of $* still loaded after exit: $left"
 }
 
 # Waits up to $3 seconds (default 10) until file $1 has a line matching $2.

@@ -25,9 +25,7 @@ setup() {
 teardown() {
 	stop_bg ${WPID:-} ${TPID:-} ${DPID:-}
 	rm -f "/tmp/perf-${WPID:-0}.map"
-	for t in profile offcputime offwaketime; do
-		assert_nothing_loaded "$t"
-	done
+	assert_nothing_loaded profile offcputime offwaketime
 }
 
 # start WORKLOAD-ARGS...: runs tests/workloads/hostile, sets WPID (and JIT, JSIZE).

@@ -16,9 +16,7 @@ setup() {
 
 teardown() {
 	stop_bg ${TPID:-} ${WPID:-}
-	for t in profile offcputime offwaketime readdirlat funclatency runqlat cachestat; do
-		assert_nothing_loaded "$t"
-	done
+	assert_nothing_loaded profile offcputime offwaketime readdirlat funclatency runqlat cachestat
 }
 
 # gated WORKLOAD ARGS...: starts a workload that waits for SIGUSR1; sets WPID.

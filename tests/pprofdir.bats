@@ -17,9 +17,7 @@ setup() {
 teardown() {
 	stop_bg ${WPID:-} ${XPID:-} ${YPID:-}
 	mountpoint -q "$T/full" && umount "$T/full"
-	for t in profile offcputime offwaketime; do
-		assert_nothing_loaded "$t"
-	done
+	assert_nothing_loaded profile offcputime offwaketime
 }
 
 # times FILE...: "time_nanos duration_nanos samples" of each profile, from

@@ -11,8 +11,8 @@ setup() {
 
 teardown() {
 	stop_bg ${SPID:-} ${PPID_BG:-} ${WPID:-}
-	assert_nothing_loaded profile
 	[ -z "${CG:-}" ] || rmdir "$CG" 2>/dev/null || true
+	assert_nothing_loaded profile
 }
 
 start_spin() {

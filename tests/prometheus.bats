@@ -14,11 +14,8 @@ setup() {
 
 teardown() {
 	stop_bg ${WPID:-} ${XPID:-} ${PPID_PROM:-} ${HPID:-}
-	for t in runqlat biolatency funclatency readdirlat cachestat; do
-		assert_nothing_loaded "$t"
-	done
-	[ -n "${LOOP:-}" ] && losetup -d "$LOOP"
-	true
+	[ -z "${LOOP:-}" ] || losetup -d "$LOOP"
+	assert_nothing_loaded runqlat biolatency funclatency readdirlat cachestat
 }
 
 free_port() {

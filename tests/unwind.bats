@@ -20,9 +20,7 @@ setup() {
 
 teardown() {
 	stop_bg ${WPID:-} ${TPID:-}
-	for t in profile offcputime offwaketime; do
-		assert_nothing_loaded "$t"
-	done
+	assert_nothing_loaded profile offcputime offwaketime
 }
 
 start() {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Test workload for profile: a thread that burns CPU in two functions with
- * distinctive names, exactly 3:1 in CPU time (measured with the thread's
- * own CPU clock, so a busy machine does not change the ratio), and, on
+ * distinctive names, exactly 3:1 in work (loop iterations, so that neither
+ * a busy machine nor a coarse clock changes the ratio), and, on
  * request, a thread spinning in a third function and one that spends its
  * time in the kernel reading /dev/zero.
  *
@@ -30,37 +30,27 @@
 static volatile int stop;
 static volatile unsigned long sink;
 
-static long long thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /*
- * Spins for @ns of this thread's CPU time. The clock is read only every
- * few tens of microseconds, so samples land in the caller's loop, not in
- * the vDSO.
+ * Spins @units times 20,000 iterations (about 40 us here). Not for a time
+ * read from the thread's CPU clock: in the kernel matrix's emulated arm64
+ * and 6.12 guests, turns of 3 and 1 timed by it came out 1:1 now and then
+ * (most likely that clock jumping while the host had the vCPU off its CPU).
  */
-static __attribute__((noinline)) void burn(long long ns)
+static __attribute__((noinline)) void burn(long units)
 {
-	long long end = thread_cpu_ns() + ns;
-
-	do {
+	for (long u = 0; u < units; u++)
 		for (int i = 0; i < 20000; i++)
 			sink += i;
-	} while (thread_cpu_ns() < end);
 }
 
-__attribute__((noinline)) void bpfscope_spin_alpha(long long ns)
+__attribute__((noinline)) void bpfscope_spin_alpha(long units)
 {
-	burn(3 * ns);
+	burn(3 * units);
 }
 
-__attribute__((noinline)) void bpfscope_spin_beta(long long ns)
+__attribute__((noinline)) void bpfscope_spin_beta(long units)
 {
-	burn(ns);
+	burn(units);
 }
 
 __attribute__((noinline)) void bpfscope_spin_gamma(void)
@@ -115,21 +105,21 @@ static int bench(int seconds)
 }
 
 /*
- * 3:1 in turns of a varying length (0.5 to 1.5 ms of beta): a fixed 4 ms
- * cycle can lock in phase with a sampling timer, and once gave profile
- * 198 samples of alpha and none of beta.
+ * 3:1 in turns of a varying length (25 to 75 units of beta, about 1 to 3
+ * ms here): a fixed 4 ms cycle can lock in phase with a sampling
+ * timer, and once gave profile 198 samples of alpha and none of beta.
  */
 static void *ratio_thread(void *arg)
 {
 	unsigned int r = 1;
 
 	while (!stop) {
-		long long ns;
+		long units;
 
 		r = r * 1103515245 + 12345;
-		ns = 500000 + (r >> 16) % 1000001;
-		bpfscope_spin_alpha(ns);
-		bpfscope_spin_beta(ns);
+		units = 25 + (r >> 16) % 51;
+		bpfscope_spin_alpha(units);
+		bpfscope_spin_beta(units);
 	}
 	return NULL;
 }
