@@ -24,6 +24,7 @@ struct ksyms {
 	struct module_range *mods;
 	size_t nmods;
 	uint64_t etext;		/* end of the core kernel's text; 0 if unknown */
+	uint64_t einittext;	/* end of its init text, which lies above; 0 if unknown */
 	char **strings;
 	size_t nstrings, strings_cap;
 	const char *last_module;
@@ -98,9 +99,13 @@ struct ksyms *ksyms__parse(FILE *kallsyms, FILE *modules)
 	while (kallsyms && fgets(line, sizeof(line), kallsyms)) {
 		if (ksyms__parse_line(line, &l))
 			continue;
-		/* A marker, not code: it bounds the core kernel's text. */
+		/* Markers, not code: they bound the core kernel's text and its init text. */
 		if (!strcmp(l.name, "_etext")) {
 			k->etext = l.addr;
+			continue;
+		}
+		if (!strcmp(l.name, "_einittext")) {
+			k->einittext = l.addr;
 			continue;
 		}
 		if (!ksyms__is_text(l.type))
@@ -153,6 +158,9 @@ void ksyms__free(struct ksyms *k)
 	free(k);
 }
 
+/* How far past the highest symbol of a module without sizes an address is still its. */
+#define KSYMS_LAST_SIZE (1 << 20)
+
 /* Is @addr inside the text that symbol @i belongs to? */
 static bool in_region(const struct ksyms *k, size_t i, uint64_t addr)
 {
@@ -160,13 +168,24 @@ static bool in_region(const struct ksyms *k, size_t i, uint64_t addr)
 
 	if (i + 1 < k->n && addr >= k->syms[i + 1].addr)
 		return false;
+	/*
+	 * The core kernel: its text, then (above _etext) its init text, which
+	 * the highest symbol of all may end when no module or BPF program is
+	 * loaded above it.
+	 */
 	if (!s->module)
-		return !k->etext || addr < k->etext || s->addr >= k->etext;
+		return !k->etext || addr < k->etext ||
+		       (s->addr >= k->etext && (!k->einittext || addr < k->einittext));
 	for (size_t m = 0; m < k->nmods; m++)
 		if (k->mods[m].name == s->module || !strcmp(k->mods[m].name, s->module))
 			return addr >= k->mods[m].start && addr < k->mods[m].end;
-	/* [bpf], [kprobes]: no sizes anywhere, so only the next symbol bounds them. */
-	return i + 1 < k->n;
+	/*
+	 * [bpf], [kprobes]: no sizes anywhere, so only the next symbol bounds
+	 * them; the highest of all (the BPF program allocated last, often the
+	 * tool's own, whose frames lead every stack it takes) as far as a
+	 * program's image reasonably goes.
+	 */
+	return i + 1 < k->n || addr - s->addr < KSYMS_LAST_SIZE;
 }
 
 const char *ksyms__find(const struct ksyms *k, uint64_t addr, uint64_t *start,

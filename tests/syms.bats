@@ -135,11 +135,42 @@ start() {
 	require_bpf
 	v=$(awk '$3 == "vfs_read" { print $1; exit }' /proc/kallsyms)
 	e=$(awk '$3 == "_etext" { print $1; exit }' /proc/kallsyms)
-	run "$S" -k "$v" "$(printf '%x' $((0x$v + 16)))" "$(printf '%x' $((0x$e + 16)))" ffffffffffffff00
+	# Init text lies above _etext, and is the highest code of all when no
+	# module or BPF program is loaded: the address past it is nobody's too.
+	ei=$(awk '$3 == "_einittext" { print $1; exit }' /proc/kallsyms)
+	[ -n "$ei" ]
+	run "$S" -k "$v" "$(printf '%x' $((0x$v + 16)))" "$(printf '%x' $((0x$e + 16)))" \
+		ffffffffffffff00 "$(printf '%x' $((0x$ei + 16)))"
 	assert_line --index 0 "vfs_read+0x0"
 	assert_line --index 1 "vfs_read+0x10"
 	assert_line --index 2 "[unknown]"
 	assert_line --index 3 "[unknown]"
+	assert_line --index 4 "[unknown]"
+}
+
+@test "syms: the highest BPF program's code is its own, its end unbounded by a next symbol" {
+	# kallsyms gives BPF programs no size; the one allocated last (often
+	# the tool's own, leading every kernel stack it takes) has no next
+	# symbol to end it either. Core init text ends at _einittext.
+	cat > "$T/kallsyms" <<-EOF
+	ffffffff81000000 T _stext
+	ffffffff81000100 T vfs_read
+	ffffffff82000000 T _etext
+	ffffffff83000000 T _sinittext
+	ffffffff83000000 T start_kernel
+	ffffffff83001000 T _einittext
+	ffffffffc0001000 t bpf_prog_0123456789abcdef_one	[bpf]
+	ffffffffc0002000 t bpf_prog_0123456789abcdef_last	[bpf]
+	EOF
+	run "$S" -K "$T/kallsyms" ffffffff81000110 ffffffff83000010 ffffffff83001010 \
+		ffffffffc0001010 ffffffffc0002010 ffffffffc0102000 ffffffffffffff00
+	assert_line --index 0 vfs_read
+	assert_line --index 1 start_kernel
+	assert_line --index 2 "[unknown]"
+	assert_line --index 3 bpf_prog_0123456789abcdef_one
+	assert_line --index 4 bpf_prog_0123456789abcdef_last
+	assert_line --index 5 "[unknown]"
+	assert_line --index 6 "[unknown]"
 }
 
 @test "syms: a module's symbols carry the module's name" {

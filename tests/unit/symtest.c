@@ -9,6 +9,8 @@
  *                                printing only the count and the time taken,
  *                                with the calls inlined there
  *        symtest -f BIN FILE     the same for file offsets in binary BIN
+ *        symtest -K KALLSYMS ADDR...  kernel addresses by a kallsyms-formatted
+ *                                file (no modules)
  */
 #include <fcntl.h>
 #include <stdbool.h>
@@ -17,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ksyms.h"
 #include "syms.h"
 
 static double now(void)
@@ -74,6 +77,20 @@ int main(int argc, char **argv)
 		printf("%zu addresses, %zu named, %zu in inlined calls, %.3f s\n", n, named, inlined,
 		       now() - t0);
 		return 0;
+	}
+	if (!strcmp(argv[1], "-K")) {
+		FILE *f = fopen(argv[2], "r");
+		struct ksyms *k = f ? ksyms__parse(f, NULL) : NULL;
+
+		for (int i = 3; k && i < argc; i++) {
+			const char *module, *name;
+			uint64_t start;
+
+			name = ksyms__find(k, strtoull(argv[i], NULL, 16), &start, &module);
+			printf("%s\n", name ?: SYM_UNKNOWN_NAME);
+		}
+		ksyms__free(k);
+		return k ? 0 : 1;
 	}
 	inline_too = !strcmp(argv[1], "-i");
 	for (int i = 2 + inline_too; i < argc; i++) {
