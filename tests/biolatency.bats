@@ -39,6 +39,8 @@ teardown() {
 
 # Starts biolatency with the given arguments in the background (BPID).
 start_bio() {
+	: > "$T/out"
+	: > "$T/err"
 	"$BIN/biolatency" "$@" > "$T/out" 2> "$T/err" &
 	BPID=$!
 	wait_for_any Tracing 10 "$T/out" "$T/err"
@@ -102,6 +104,8 @@ loop_io() {
 
 @test "biolatency -Q counts the same requests, never with less time than without -Q" {
 	require_bpf
+	: > "$T/q"
+	: > "$T/q.err"
 	"$BIN/biolatency" -Q -e -v -d "$LNAME" > "$T/q" 2> "$T/q.err" &
 	BPID2=$!
 	start_bio -e -d "$LNAME"

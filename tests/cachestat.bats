@@ -48,6 +48,7 @@ drop_caches() {
 # This VM's host reclaims page cache within seconds (a DAMON kdamond), so the
 # pages are locked in memory first: otherwise a "warm" read is partly cold.
 lock_pages() {
+	: > "$T/lock"
 	"$WL/pagelock" "$DATA" > "$T/lock" &
 	LPID=$!
 	wait_for_line "$T/lock" locked 30
@@ -166,6 +167,7 @@ assert_warm_verdict() {
 @test "cachestat -P prints a line per process, the busiest first, named after exec" {
 	require_bpf
 	lock_pages
+	: > "$T/out"
 	"$BIN/cachestat" -P > "$T/out" 2>&1 &
 	CPID=$!
 	wait_for_line "$T/out" Tracing

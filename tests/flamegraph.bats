@@ -155,6 +155,7 @@ search_ms() {
 
 @test "flame graph in a browser: a real profile renders, zooms and searches" {
 	require_bpf
+	: > "$T/spin"
 	"$WL/spin" 6 > "$T/spin" &
 	WPID=$!
 	wait_for_line "$T/spin" '^pid '

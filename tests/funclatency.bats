@@ -22,6 +22,7 @@ teardown() {
 }
 
 start_workload() {
+	: > "$T/work"
 	"$F" > "$T/work" &
 	WPID=$!
 	wait_for_line "$T/work" '^pid '
@@ -32,6 +33,8 @@ start_workload() {
 # workload's pid.
 trace() {
 	start_workload
+	: > "$T/out"
+	: > "$T/err"
 	"$BIN/funclatency" "${@/#@PID/$WPID}" > "$T/out" 2> "$T/err" &
 	FPID=$!
 	wait_for_any Tracing 10 "$T/out" "$T/err"
@@ -47,6 +50,7 @@ trace() {
 
 # Starts two gated workloads: WPID and OTHER, both making the same calls.
 start_pair() {
+	: > "$T/other"
 	"$F" > "$T/other" &
 	OTHER=$!
 	wait_for_line "$T/other" '^pid '
@@ -55,6 +59,8 @@ start_pair() {
 
 # Runs funclatency with the arguments while both workloads of start_pair run.
 trace_pair() {
+	: > "$T/out"
+	: > "$T/err"
 	"$BIN/funclatency" "$@" > "$T/out" 2> "$T/err" &
 	FPID=$!
 	wait_for_line "$T/out" 'Tracing'
@@ -240,6 +246,8 @@ rows_between() {
 	assert_failure 1
 	assert_output "funclatency: $T/ns/funcs: No such file or directory"
 
+	: > "$T/out"
+	: > "$T/err"
 	"$BIN/funclatency" -v -p "$WPID" "$T/ns/funcs:fast_func" > "$T/out" 2> "$T/err" &
 	FPID=$!
 	wait_for_line "$T/out" 'Tracing'
@@ -294,6 +302,8 @@ go_timed() {
 	local ver=$1 mode=$2
 	shift 2
 	GOBIN=$BUILD/tests/go/gowork-$ver-strip
+	: > "$T/out"
+	: > "$T/err"
 	"$BIN/funclatency" "${@/#@GO/$GOBIN}" > "$T/out" 2> "$T/err" &
 	FPID=$!
 	wait_for_line "$T/out" 'Tracing' 10

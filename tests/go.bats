@@ -28,6 +28,7 @@ teardown() {
 
 # gowork BINARY MODE SECONDS: starts it, waits until it runs.
 gowork() {
+	: > "$T/work"
 	"$1" "$2" "$3" > "$T/work" &
 	WPID=$!
 	wait_for_line "$T/work" '^ready'

@@ -51,6 +51,10 @@ wait_for_line() {
 
 # Waits up to $2 seconds until one of files $3... has a line matching $1:
 # a tool says "Tracing" on stdout or on stderr, as its output format has it.
+# Whoever starts the tool empties those files first (": > FILE"), not by the
+# background child's redirection alone: a test that runs a tool twice into
+# one file would otherwise find the first run's line before the child got
+# to truncate it (often, on a loaded machine) and go on before it attached.
 wait_for_any() {
 	local pattern=$1 limit=$(( $2 * 10 ))
 	shift 2

@@ -30,6 +30,7 @@ teardown() {
 
 # start WORKLOAD-ARGS...: runs tests/workloads/hostile, sets WPID (and JIT, JSIZE).
 start() {
+	: > "$T/work"
 	"$@" > "$T/work" 2>&1 &
 	WPID=$!
 	wait_for_line "$T/work" '^pid '
@@ -115,6 +116,7 @@ no_raw_controls() {
 	# clone there): held at /mnt across the mount, then put back.
 	unshare -p -f -m --propagation private sh -c '
 		mount --bind "$1" /mnt && mount -t tmpfs none /tmp &&
+		: > "$T/work"
 		mkdir -p "$1" && mount --bind /mnt "$1" && exec "$1/hostile" jit 8' _ "$WL" > "$T/work" &
 	DPID=$!
 	wait_for_line "$T/work" '^jit '
@@ -182,6 +184,8 @@ for line in open(sys.argv[1], encoding="utf-8", errors="strict"):
 	dir="$T/"$'d\033]0;pwned\007\nx'
 	mkdir "$dir"
 	touch "$dir/a" "$dir/b"
+	: > "$T/out"
+	: > "$T/err"
 	"$BIN/readdirlat" -D -c lsdir > "$T/out" 2> "$T/err" &
 	TPID=$!
 	wait_for_line "$T/out" Tracing
@@ -192,6 +196,8 @@ for line in open(sys.argv[1], encoding="utf-8", errors="strict"):
 	no_raw_controls "$T/out"
 	grep -qxF "dir = $T/d\x1b]0;pwned\x07\x0ax" "$T/out" || fail "$(cat -v "$T/out")"
 	# Each call, with its directory, on a line of its own.
+	: > "$T/out"
+	: > "$T/err"
 	"$BIN/readdirlat" --min-us 0 -c lsdir > "$T/out" 2> "$T/err" &
 	TPID=$!
 	wait_for_line "$T/out" 'Tracing|TIME'
@@ -221,6 +227,7 @@ add_debuglink() {
 }
 
 start_symwork() {
+	: > "$T/sw"
 	"$@" > "$T/sw" &
 	WPID=$!
 	wait_for_line "$T/sw" '^ready'
@@ -367,6 +374,8 @@ nobuildid() {
 
 @test "hostile: 2,000 short-lived processes; the report comes, in time" {
 	require_bpf
+	: > "$T/folded"
+	: > "$T/err"
 	timeout 120 "$BIN/profile" -F 99 -f 10 > "$T/folded" 2> "$T/err" &
 	TPID=$!
 	sleep 1
@@ -379,6 +388,8 @@ nobuildid() {
 	echo "$n stacks of the short-lived processes"
 	[ "$n" -gt 0 ]
 	# Stopped by Ctrl-C once the processes are done, however long they take.
+	: > "$T/folded"
+	: > "$T/err"
 	timeout 120 "$BIN/offcputime" -f > "$T/folded" 2> "$T/err" &
 	TPID=$!
 	wait_for_line "$T/err" Tracing
@@ -394,6 +405,7 @@ nobuildid() {
 @test "hostile: a pid reused by another program is named by its own binary" {
 	require_bpf
 	# The first program: spin, 1.5 s.
+	: > "$T/a"
 	"$WL/spin" 1.5 > "$T/a" &
 	a=$!
 	wait_for_line "$T/a" '^pid '
@@ -439,6 +451,8 @@ spin_only() {
 	# Without address randomization (setarch -R, kept across exec) both
 	# binaries load at one address: maps read after the exec would name
 	# hostile's code by spin's. Read while it runs, they name it rightly.
+	: > "$T/folded"
+	: > "$T/err"
 	"$BIN/profile" -F 99 -f 5 > "$T/folded" 2> "$T/err" &
 	TPID=$!
 	wait_for_line "$T/err" Sampling
@@ -450,6 +464,8 @@ spin_only() {
 	stop_bg "$WPID"
 	# Stopped, the tool reads nothing until the exec is over, and then /proc
 	# shows spin for both images. What it read for hostile must go.
+	: > "$T/folded"
+	: > "$T/err"
 	"$BIN/profile" -F 99 -f 5 > "$T/folded" 2> "$T/err" &
 	TPID=$!
 	wait_for_line "$T/err" Sampling
@@ -511,6 +527,7 @@ spin_only() {
 
 @test "hostile: an output path that is a symlink is replaced, not written through" {
 	require_bpf
+	: > "$T/spin"
 	"$WL/spin" 4 > "$T/spin" &
 	WPID=$!
 	wait_for_line "$T/spin" '^pid '
@@ -616,6 +633,7 @@ spin_only() {
 
 @test "hostile: a report the standard output cannot take fails the tool, said once" {
 	require_bpf
+	: > "$T/spin"
 	"$WL/spin" 8 > "$T/spin" &
 	WPID=$!
 	wait_for_line "$T/spin" '^pid '
@@ -689,6 +707,8 @@ start_debuginfod() {
 	python3 -c "import socket,time; s=socket.socket(); s.bind(('127.0.0.1',$port)); s.listen(); time.sleep(120)" &
 	BLACKHOLE=$!
 	export DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$T/cache
+	: > "$T/out"
+	: > "$T/err"
 	"$BIN/profile" -p "$WPID" -F 99 -f --debuginfod=100 1 > "$T/out" 2> "$T/err" &
 	TPID=$!
 	wait_for_line "$T/err" Sampling

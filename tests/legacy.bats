@@ -21,6 +21,7 @@ teardown() {
 
 # gated WORKLOAD ARGS...: starts a workload that waits for SIGUSR1; sets WPID.
 gated() {
+	: > "$T/work"
 	"$@" > "$T/work" &
 	WPID=$!
 	wait_for_line "$T/work" '^pid '
@@ -31,6 +32,8 @@ gated() {
 traced() {
 	local tool=$1
 	shift
+	: > "$T/out"
+	: > "$T/err"
 	"$BIN/$tool" -v "${@/#@PID/$WPID}" > "$T/out" 2> "$T/err" &
 	TPID=$!
 	wait_for_any Tracing 10 "$T/out" "$T/err"
@@ -44,6 +47,7 @@ traced() {
 
 @test "legacy: profile, offcputime and offwaketime walk by frame pointers, off their legacy objects" {
 	require_bpf
+	: > "$T/spin"
 	"$WL/spin" 4 > "$T/spin" &
 	WPID=$!
 	wait_for_line "$T/spin" '^pid '
@@ -72,6 +76,8 @@ traced() {
 
 @test "legacy: readdirlat times calls through a hash by thread, and says it counts no entries" {
 	require_bpf
+	: > "$T/out"
+	: > "$T/err"
 	"$BIN/readdirlat" -v -S -c lsdir > "$T/out" 2> "$T/err" &
 	TPID=$!
 	wait_for_line "$T/out" Tracing

@@ -19,9 +19,12 @@ teardown() {
 run_offcpu() {
 	local n=$1 ms=$2
 	shift 2
+	: > "$T/work"
 	"$WL/offcpu" sleep "$n" "$ms" > "$T/work" &
 	WPID=$!
 	wait_for_line "$T/work" '^pid '
+	: > "$T/out"
+	: > "$T/err"
 	"$BIN/offcputime" "${@/#@PID/$WPID}" > "$T/out" 2> "$T/err" &
 	OPID=$!
 	wait_for_any Tracing 10 "$T/out" "$T/err"

@@ -65,6 +65,7 @@ value() {
 
 @test "pprof-dir: profile writes a profile a second, contiguous, each loading in go tool pprof, all samples kept" {
 	require_bpf
+	: > "$T/w"
 	"$WL/spin" 6 > "$T/w" &
 	WPID=$!
 	wait_for_line "$T/w" '^pid '
@@ -98,9 +99,12 @@ value() {
 
 @test "pprof-dir: offcputime's profiles add up to the workload's off-CPU time" {
 	require_bpf
+	: > "$T/w"
 	"$WL/offcpu" sleep 40 50 > "$T/w" &
 	WPID=$!
 	wait_for_line "$T/w" '^pid '
+	: > "$T/out"
+	: > "$T/err"
 	"$BIN/offcputime" -p "$WPID" --pprof-dir "$T/pd" --pprof-interval 1 > "$T/out" 2> "$T/err" &
 	XPID=$!
 	wait_for_line "$T/out" Tracing
@@ -154,6 +158,7 @@ value() {
 	require_bpf
 	# Twice 700 distinct stacks, one round after the other, in a map for
 	# 1,024: room only if the first round's go once they are stale.
+	: > "$T/w"
 	"$WL/manystacks" sleep 700 2 > "$T/w" &
 	WPID=$!
 	wait_for_line "$T/w" '^pid '
@@ -225,9 +230,12 @@ value() {
 	mkdir -p "$T/full"
 	mount -t tmpfs -o size=64k tmpfs "$T/full"
 	dd if=/dev/zero of="$T/full/fill" bs=4k 2> /dev/null || true
+	: > "$T/w"
 	"$WL/spin" 30 > "$T/w" &
 	WPID=$!
 	wait_for_line "$T/w" '^pid '
+	: > "$T/out"
+	: > "$T/err"
 	"$BIN/profile" -p "$WPID" -F 99 --pprof-dir "$T/full" --pprof-interval 1 > "$T/out" 2> "$T/err" &
 	XPID=$!
 	wait_for_line "$T/out" Sampling

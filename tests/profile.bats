@@ -16,6 +16,7 @@ teardown() {
 }
 
 start_spin() {
+	: > "$T/spin"
 	"$@" "$WL/spin" "${SPIN_SECONDS:-6}" > "$T/spin" &
 	SPID=$!
 	wait_for_line "$T/spin" '^pid '
@@ -28,6 +29,7 @@ sum_matching() {
 
 # Starts the workload with the given options for 30 s; sets WPID.
 start_workload() {
+	: > "$T/work.out"
 	"$WL/profile_spin" "$@" > "$T/work.out" &
 	WPID=$!
 	wait_for_line "$T/work.out" '^pid '
@@ -295,6 +297,8 @@ multiline_sum() {
 	[ "$(nproc)" -ge 2 ] || fail "needs 2 CPUs"
 	echo 0 > "$T/online"
 	start_workload -P 1
+	: > "$T/out"
+	: > "$T/err"
 	BPFSCOPE_CPUS_ONLINE=$T/online "$BIN/profile" -v -p "$WPID" -f > "$T/out" 2> "$T/err" &
 	PPID_BG=$!
 	wait_for_line "$T/err" 'Sampling at'
@@ -318,6 +322,7 @@ multiline_sum() {
 	require_bpf
 	start_workload
 	for sig in INT TERM HUP; do
+		: > "$T/out.$sig"
 		"$BIN/profile" -p "$WPID" > "$T/out.$sig" &
 		pid=$!
 		wait_for_line "$T/out.$sig" 'Sampling at'

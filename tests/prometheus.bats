@@ -27,6 +27,8 @@ free_port() {
 exporter() {
 	local tool=$1
 	shift
+	: > "$T/x.out"
+	: > "$T/x.err"
 	"$BIN/$tool" "$@" --prometheus 0 > "$T/x.out" 2> "$T/x.err" &
 	XPID=$!
 	wait_for_line "$T/x.out" '^Serving Prometheus metrics at http://127\.0\.0\.1:[0-9]+/metrics$' 15
@@ -101,6 +103,7 @@ within() {	# within VALUE LOW HIGH
 
 @test "prometheus: funclatency's median from histogram_quantile is in the bucket of a 10 ms function, count exact" {
 	require_bpf
+	: > "$T/w"
 	"$WL/funcs" > "$T/w" &
 	WPID=$!
 	wait_for_line "$T/w" '^pid '
@@ -161,6 +164,7 @@ within() {	# within VALUE LOW HIGH
 
 @test "prometheus: runqlat -L counts every wakeup of a sleeper, labelled by tid and comm" {
 	require_bpf
+	: > "$T/w"
 	"$WL/runq_contend" -g -n 100 -s 2 > "$T/w" &
 	WPID=$!
 	wait_for_line "$T/w" '^pid '
@@ -184,6 +188,7 @@ within() {	# within VALUE LOW HIGH
 
 @test "prometheus: runqlat's median from histogram_quantile is the 10 ms a spinner waits behind a SCHED_FIFO thread, each wait counted" {
 	require_bpf
+	: > "$T/w"
 	taskset -c 0 "$WL/spin" 30 > "$T/w" &
 	WPID=$!
 	wait_for_line "$T/w" '^pid '
@@ -412,6 +417,8 @@ within() {	# within VALUE LOW HIGH
 	assert_line --partial "biolatency: --prometheus serves all that was counted since start; --json, -T, the interval and the count are ignored"
 	stop_exporter
 	# IPv6.
+	: > "$T/x.out"
+	: > "$T/x.err"
 	"$BIN/runqlat" --prometheus '[::1]:0' > "$T/x.out" 2> "$T/x.err" &
 	XPID=$!
 	wait_for_line "$T/x.out" '^Serving Prometheus metrics at http://\[::1\]:[0-9]+/metrics$'

@@ -23,6 +23,8 @@ teardown() {
 }
 
 start_rdl() {
+	: > "$T/out"
+	: > "$T/err"
 	"$BIN/readdirlat" "$@" > "$T/out" 2> "$T/err" &
 	RPID=$!
 	wait_for_any 'Tracing|TIME' 10 "$T/out" "$T/err"

@@ -16,6 +16,7 @@ teardown() {
 
 # Starts the gated workload (it waits for SIGUSR1) and sets WPID.
 start_workload() {
+	: > "$T/work.out"
 	"$WL/runq_contend" -g "$@" > "$T/work.out" &
 	WPID=$!
 	wait_for_line "$T/work.out" '^pid '
@@ -23,6 +24,8 @@ start_workload() {
 
 # Starts runqlat with the given arguments in the background, sets RPID.
 start_runqlat() {
+	: > "$T/out"
+	: > "$T/err"
 	"$BIN/runqlat" "$@" > "$T/out" 2> "$T/err" &
 	RPID=$!
 	wait_for_any 'Tracing|^\{' 10 "$T/out" "$T/err"
@@ -152,6 +155,7 @@ section_total() {
 @test "runqlat prints the final histogram and exits 0 on SIGINT, SIGTERM and SIGHUP" {
 	require_bpf
 	for sig in INT TERM HUP; do
+		: > "$T/out.$sig"
 		"$BIN/runqlat" > "$T/out.$sig" &
 		pid=$!
 		wait_for_line "$T/out.$sig" Tracing

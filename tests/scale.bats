@@ -19,6 +19,7 @@ teardown() {
 # start_work MODE [ARG]: manystacks in MODE over all 4,096 paths; sets WPID.
 # No ARG is no argument: sleep would take an empty one for 0 rounds.
 start_work() {
+	: > "$T/work"
 	"$WL/manystacks" "$1" 4096 ${2:+"$2"} > "$T/work" &
 	WPID=$!
 	wait_for_line "$T/work" '^pid '

@@ -201,6 +201,7 @@ check_outputs() {
 
 @test "profile --svg --pprof: the flame graph and pprof agree with the folded output" {
 	require_bpf
+	: > "$T/spin"
 	"$WL/spin" 4 > "$T/spin" &
 	WPID=$!
 	wait_for_line "$T/spin" '^pid '
@@ -218,9 +219,12 @@ check_outputs() {
 
 @test "offcputime --svg --pprof: off-CPU time in microseconds, the sleeping function on top" {
 	require_bpf
+	: > "$T/work"
 	"$WL/offcpu" sleep 10 50 > "$T/work" &
 	WPID=$!
 	wait_for_line "$T/work" '^pid '
+	: > "$T/folded"
+	: > "$T/err"
 	"$BIN/offcputime" -p "$WPID" -f --svg "$T/o.svg" --pprof "$T/o.pb.gz" > "$T/folded" 2> "$T/err" &
 	opid=$!
 	wait_for_line "$T/err" Tracing
@@ -234,9 +238,12 @@ check_outputs() {
 
 @test "offwaketime --svg --pprof: the -- separator and both stacks" {
 	require_bpf
+	: > "$T/work"
 	"$WL/offcpu" pipe 10 20 > "$T/work" &
 	WPID=$!
 	wait_for_line "$T/work" '^pid '
+	: > "$T/folded"
+	: > "$T/err"
 	"$BIN/offwaketime" -p "$WPID" -f --svg "$T/w.svg" --pprof "$T/w.pb.gz" > "$T/folded" 2> "$T/err" &
 	opid=$!
 	wait_for_line "$T/err" Tracing

@@ -18,6 +18,7 @@ teardown() {
 
 # start BINARY [wrapper...]: runs the workload, sets SPID and the addresses.
 start() {
+	: > "$T/sw"
 	"$@" > "$T/sw" &
 	SPID=$!
 	wait_for_line "$T/sw" '^ready'

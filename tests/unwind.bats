@@ -24,6 +24,7 @@ teardown() {
 }
 
 start() {
+	: > "$T/work"
 	"$@" > "$T/work" &
 	WPID=$!
 	wait_for_line "$T/work" '^pid '
@@ -357,6 +358,8 @@ named() {
 traced_while() {
 	local banner=$1 commands=$2
 	shift 2
+	: > "$T/folded"
+	: > "$T/err"
 	"$@" > "$T/folded" 2> "$T/err" &
 	TPID=$!
 	wait_for_line "$T/err" "$banner"

@@ -32,6 +32,12 @@ vm_wait() {
 vm_attach() {
 	_out=$1 _err=$2 _tool=$3
 	shift 3
+	# Emptied here, not by the child's redirection: a check that runs a tool
+	# twice into one file would otherwise find the first run's "Tracing"
+	# before the second's shell got to truncate it (on a loaded machine,
+	# often), and start its workload before the tool attached.
+	: > "$_out"
+	: > "$_err"
 	"$BIN/$_tool" "$@" > "$_out" 2> "$_err" &
 	vm_tpid=$!
 	if ! vm_wait "$_out $_err" Tracing $vm_tpid; then
@@ -54,6 +60,7 @@ vm_attach() {
 vm_trace() {
 	_name=$1 _work=$2 _tool=$3
 	shift 3
+	: > "$SCRATCH/$_name.work"
 	$_work > "$SCRATCH/$_name.work" &
 	_wpid=$!
 	vm_wait "$SCRATCH/$_name.work" '^pid ' $_wpid

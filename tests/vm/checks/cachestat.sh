@@ -75,6 +75,7 @@ for method in tracepoint kprobe fentry; do
 	echo 3 > /proc/sys/vm/drop_caches
 	set -- $(cs_measure $method)
 	cold_h=$1 cold_m=$2
+	: > "$SCRATCH/cachestat.lock"
 	"$WL/pagelock" "$cs_data" > "$SCRATCH/cachestat.lock" &
 	lpid=$!
 	i=0

@@ -13,6 +13,7 @@
 go_profile() {
 	cell=$1 chain=$2
 	shift 2
+	: > "$SCRATCH/go.work"
 	"$WL/go/gowork-$ver-strip" cpu 20 > "$SCRATCH/go.work" &
 	wpid=$!
 	vm_wait "$SCRATCH/go.work" '^ready' $wpid

@@ -7,9 +7,12 @@
 # bpfscope_spin_alpha and bpfscope_spin_beta, 3:1 in CPU time; -k adds a
 # thread reading /dev/zero, whose samples have kernel frames.
 
+: > "$SCRATCH/pf.work"
 "$WL/profile_spin" -g -s 3 -k > "$SCRATCH/pf.work" &
 wpid=$!
 vm_wait "$SCRATCH/pf.work" '^pid ' $wpid
+: > "$SCRATCH/pf.out"
+: > "$SCRATCH/pf.err"
 "$BIN/profile" -f -F 99 -p $wpid 2 > "$SCRATCH/pf.out" 2> "$SCRATCH/pf.err" &
 ppid=$!
 vm_wait "$SCRATCH/pf.err" Sampling $ppid

@@ -35,6 +35,7 @@ uw_verdict() {
 uw_profile() {
 	_secs=$1
 	shift
+	: > "$SCRATCH/uw.work"
 	"$@" > "$SCRATCH/uw.work" &
 	wpid=$!
 	vm_wait "$SCRATCH/uw.work" '^pid ' $wpid
@@ -99,6 +100,7 @@ uw_profile 3 "$WL/nofp" signal 20
 set -- $(uw_share "$SCRATCH/uw.out" nofp_handler_leaf "main;nofp_waiter;.*;nofp_handler")
 uw_verdict signal "$1" "$2" "rc=$rc $(tail -n 2 "$SCRATCH/uw.err") $(head -c 400 "$SCRATCH/uw.out")" profile
 
+: > "$SCRATCH/uw.work"
 "$WL/nofp" pipe 20 10 > "$SCRATCH/uw.work" &
 wpid=$!
 vm_wait "$SCRATCH/uw.work" '^pid ' $wpid
@@ -117,6 +119,7 @@ fi
 
 # offwaketime: the reader's blocked stack whole from its thread's root to
 # read(), and its waker's whole from write() back to the writer's root.
+: > "$SCRATCH/uw.work"
 "$WL/nofp" pipe 20 10 > "$SCRATCH/uw.work" &
 wpid=$!
 vm_wait "$SCRATCH/uw.work" '^pid ' $wpid
