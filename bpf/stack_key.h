@@ -33,12 +33,14 @@ enum proc_note_kind {
 	PROC_SEEN,		/* in a count for the first time: read its maps while it lives */
 	PROC_MAPS_CHANGED,	/* code where none was mapped when they were read: read them again */
 	PROC_EXEC,		/* just exec'd: read its maps ahead of its first sample */
+	PROC_RUNTIME_FRAME,	/* in a stack: a runtime's frame (@value), to name while it lives */
 };
 
 struct proc_note {
 	struct proc_key proc;
 	__u32 kind;		/* enum proc_note_kind */
 	__u32 pad;
+	__u64 value;
 };
 
 struct stack_key {

@@ -16,12 +16,25 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } new_pids SEC(".maps");
 
-static __always_inline void proc_announce(const struct proc_key *k, __u32 kind)
+static __always_inline void proc_announce_value(const struct proc_key *k, __u32 kind, __u64 value)
 {
-	struct proc_note e = { .proc = *k, .kind = kind };
+	struct proc_note e = { .proc = *k, .kind = kind, .value = value };
 
 	bpf_ringbuf_output(&new_pids, &e, sizeof(e), 0);
 }
+
+static __always_inline void proc_announce(const struct proc_key *k, __u32 kind)
+{
+	proc_announce_value(k, kind, 0);
+}
+
+/* Where a stack is taken, before it is stored. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stack_trace);
+} stack_scratch SEC(".maps");
 
 #include "unwind.bpf.h"
 
@@ -31,12 +44,6 @@ static __always_inline void proc_announce(const struct proc_key *k, __u32 kind)
  */
 const volatile __u64 stack_seed;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct stack_trace);
-} stack_scratch SEC(".maps");
 
 /*
  * Stacks by a 64-bit hash of their frames. Not a stack trace map: with

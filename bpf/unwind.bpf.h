@@ -5,6 +5,7 @@
 
 #include "stack_key.h"
 #include "unwind.h"
+#include "python.h"
 
 /* Set by user space for --unwind=dwarf and auto (on kernels with bpf_loop). */
 const volatile bool unwind_cfi;
@@ -50,8 +51,6 @@ struct {
 	__type(value, struct bpf_stack_build_id[UNWIND_BUILD_ID_SLOTS]);
 } unwind_build_id_scratch SEC(".maps");
 
-#ifndef BPFSCOPE_LEGACY
-
 /* Where a walk is: the registers of the frame it is in, and what it found. */
 struct unwind_walk {
 	__u64 ip, sp, fp;
@@ -66,6 +65,29 @@ struct unwind_walk {
 	struct unwind_proc *proc;
 	struct proc_key key;
 };
+
+static __always_inline bool unwind_read(__u64 *val, __u64 addr)
+{
+	return !bpf_probe_read_user(val, sizeof(*val), (const void *)addr);
+}
+
+/* Appends @ip to the trace, if there is room. */
+static __always_inline bool unwind_push(struct unwind_walk *st, __u64 ip)
+{
+	__u32 n = st->n;
+
+	/* Tested on the register used for the store: clang may test another copy. */
+	barrier_var(n);
+	if (n >= STACK_MAX_DEPTH)
+		return false;
+	st->trace->ips[n] = ip;
+	st->n = n + 1;
+	return true;
+}
+
+#include "python.bpf.h"
+
+#ifndef BPFSCOPE_LEGACY
 
 /* The mapping holding @ip, by bisection of the sorted table. */
 static __always_inline struct unwind_mapping *unwind_find_mapping(struct unwind_proc *p, __u64 ip)
@@ -125,25 +147,7 @@ static __always_inline struct unwind_row *unwind_find_row(__u32 first, __u32 n, 
 	return r && r->pc <= pc ? r : NULL;
 }
 
-static __always_inline bool unwind_read(__u64 *val, __u64 addr)
-{
-	return !bpf_probe_read_user(val, sizeof(*val), (const void *)addr);
-}
-
-/* Appends @ip to the trace, if there is room. */
-static __always_inline bool unwind_push(struct unwind_walk *st, __u64 ip)
-{
-	__u32 n = st->n;
-
-	/* Tested on the register used for the store: clang may test another copy. */
-	barrier_var(n);
-	if (n >= STACK_MAX_DEPTH)
-		return false;
-	st->trace->ips[n] = ip;
-	st->n = n + 1;
-	return true;
-}
-
+/* Ends the walk, with @mark after the last frame (0: none, the stack is whole). */
 static __always_inline long unwind_stop(struct unwind_walk *st, __u64 mark)
 {
 	if (mark)
@@ -456,6 +460,7 @@ static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_k
 	st.trace = t;
 	st.proc = p;
 	st.key = *k;
+	py_start(k);
 	if (!st.ip)
 		return 0;
 	/*
@@ -471,7 +476,7 @@ static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_k
 	/* One step more than there are slots: whether the stack goes on. */
 	bpf_loop(STACK_MAX_DEPTH + 1, unwind_step, &st, 0);
 	__sync_fetch_and_add(&unwind_counts.cfi, 1);
-	return st.n;
+	return py_merge(t, st.n);
 }
 
 static long unwind_build_id_frame(__u32 i, void *arg)

@@ -136,9 +136,17 @@ struct unwind_build_id {
  */
 #define UNWIND_FILE_FRAME	(1ULL << 63)
 #define UNWIND_FILE_OFF_BITS	40
-#define UNWIND_FILE_ID_MASK	((1U << 22) - 1)
+#define UNWIND_FILE_ID_MASK	((1U << 21) - 1)
 #define UNWIND_NO_FILE		0xffffffffU
-#define UNWIND_IS_FILE_FRAME(ip)	(((ip) >> 62) == 2)
+#define UNWIND_IS_FILE_FRAME(ip)	(((ip) >> 61) == 4)
+
+/*
+ * A frame of an interpreted runtime (a Python function, bpf/python.h),
+ * which the runtime encodes in the low 61 bits.
+ */
+#define UNWIND_RUNTIME_FRAME	(UNWIND_FILE_FRAME | 1ULL << 61)
+#define UNWIND_RUNTIME_PAYLOAD	((1ULL << 61) - 1)
+#define UNWIND_IS_RUNTIME_FRAME(ip)	(((ip) >> 61) == 5)
 
 /* How user stacks were walked, for -v and the report at exit. */
 struct unwind_counts {
@@ -147,12 +155,17 @@ struct unwind_counts {
 	__u64 truncated;	/* ended by a mark: no CFI nor frame pointers, unsupported, unreadable */
 	__u64 unmapped;		/* frames outside every mapping user space knew of */
 	__u64 by_build_id;	/* stacks of processes without mappings (yet): by build-id */
+	__u64 py_loops;		/* interpreter loop frames replaced by the Python frames they ran */
+	__u64 py_unknown;	/* Python frames whose code object could not be read */
+	__u64 py_no_thread;	/* stacks in the interpreter loop without a thread state found */
 };
 
 /* Pseudo return addresses that end a stack the unwinder could not finish. */
 #define UNWIND_MARK_NO_CFI	0xfffffffffffffff1ULL	/* no CFI and no frame pointer chain */
 #define UNWIND_MARK_UNSUPPORTED	0xfffffffffffffff2ULL	/* CFI it cannot follow */
 #define UNWIND_MARK_READ	0xfffffffffffffff3ULL	/* stack memory it could not read */
+/* Not an end: a Python frame whose code object could not be read. */
+#define UNWIND_MARK_PY_UNKNOWN	0xfffffffffffffff4ULL
 
 /*
  * A stack deeper than STACK_MAX_DEPTH frames: all its slots hold frames,

@@ -270,6 +270,97 @@ int elffile__symbols(Elf *elf, GElf_Word type, bool ifunc, struct symtab *t)
 	return added;
 }
 
+/* Looks @names up in the symbol table of @type, filling the ones still missing. */
+static int lookup_in(Elf *elf, GElf_Word type, const char *const *names, size_t n,
+		     GElf_Sym *syms)
+{
+	GElf_Shdr sh, strsh;
+	Elf_Scn *scn = find_section(elf, type, NULL, &sh, ELFFILE_MAX_TABLE), *strscn;
+	Elf_Data *data;
+	size_t count;
+	int found = 0;
+
+	if (!scn)
+		return 0;
+	strscn = elf_getscn(elf, sh.sh_link);
+	if (!strscn || !gelf_getshdr(strscn, &strsh) || strsh.sh_type != SHT_STRTAB ||
+	    strsh.sh_size > ELFFILE_MAX_TABLE || (strsh.sh_flags & SHF_COMPRESSED))
+		return -EINVAL;
+	data = elf_getdata(scn, NULL);
+	if (!data || !sh.sh_entsize)
+		return -EINVAL;
+	count = sh.sh_size / sh.sh_entsize;
+	for (size_t i = 1; i < count; i++) {
+		const char *name;
+		GElf_Sym sym;
+
+		if (!gelf_getsym(data, i, &sym))
+			break;
+		if (sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			continue;
+		name = elf_strptr(elf, sh.sh_link, sym.st_name);
+		if (!name)
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			if (!syms[k].st_value && !strcmp(name, names[k])) {
+				syms[k] = sym;
+				found++;
+			}
+		}
+	}
+	return found;
+}
+
+int elffile__lookup(Elf *elf, const char *const *names, size_t n, GElf_Sym *syms)
+{
+	int a, b;
+
+	memset(syms, 0, n * sizeof(*syms));
+	a = lookup_in(elf, SHT_DYNSYM, names, n, syms);
+	if (a < 0)
+		return a;
+	if ((size_t)a == n)
+		return a;
+	b = lookup_in(elf, SHT_SYMTAB, names, n, syms);
+	return b < 0 ? a : a + b;
+}
+
+int elffile__offset(Elf *elf, uint64_t vaddr, uint64_t *off)
+{
+	size_t nph;
+
+	if (elf_getphdrnum(elf, &nph))
+		return -ENOEXEC;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
+		    vaddr - ph.p_vaddr < ph.p_filesz) {
+			*off = vaddr - ph.p_vaddr + ph.p_offset;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int elffile__read(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len)
+{
+	uint64_t off, end;
+	ssize_t n;
+	int err = elffile__offset(elf, vaddr, &off);
+
+	/* The last byte in the file too: what lies past a segment's file size is not there. */
+	if (!err && (vaddr + len < vaddr || elffile__offset(elf, vaddr + len - 1, &end) ||
+		     end != off + len - 1))
+		err = -ENOENT;
+	if (err)
+		return err;
+	n = pread(fd, buf, len, off);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
 int elffile__debugdata(Elf *elf, void **out, size_t *outlen)
 {
 	GElf_Shdr sh;

@@ -65,6 +65,23 @@ int elffile__symbols(Elf *elf, GElf_Word type, bool ifunc, struct symtab *t);
 int elffile__plt_symbols(Elf *elf, struct symtab *t);
 
 /*
+ * The defined symbols (of any type) named @names[0..@n), from .dynsym, or
+ * .symtab where .dynsym lacks them, into @syms (st_value 0: not found).
+ * How many were found, or negative errno.
+ */
+int elffile__lookup(Elf *elf, const char *const *names, size_t n, GElf_Sym *syms);
+
+/*
+ * Reads @len bytes at virtual address @vaddr from the ELF file open on
+ * @fd, where a loadable segment holds them in the file. 0, -ENOENT when
+ * none does, or negative errno.
+ */
+int elffile__read(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len);
+
+/* The file offset of virtual address @vaddr: 0, or -ENOENT when no loadable segment has it. */
+int elffile__offset(Elf *elf, uint64_t vaddr, uint64_t *off);
+
+/*
  * Its MiniDebugInfo (.gnu_debugdata), inflated into a new buffer of at most
  * ELFFILE_MAX_DEBUGDATA bytes. -ENOENT without one, -EFBIG when it would
  * inflate to more, -EINVAL when it is not xz.

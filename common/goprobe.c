@@ -6,31 +6,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "disasm.h"
 #include "goprobe.h"
-
-/* Reads @size bytes at @off: the function's code. */
-static int read_code(int fd, uint64_t off, uint64_t size, uint8_t **out)
-{
-	uint8_t *buf;
-	size_t done = 0;
-
-	if (!size || size > GOPROBE_MAX_FUNC)
-		return -EFBIG;
-	buf = malloc(size);
-	if (!buf)
-		return -ENOMEM;
-	while (done < size) {
-		ssize_t n = pread(fd, buf + done, size - done, off + done);
-
-		if (n <= 0) {
-			free(buf);
-			return n < 0 ? -errno : -EIO;
-		}
-		done += n;
-	}
-	*out = buf;
-	return 0;
-}
 
 ssize_t goprobe__returns(int fd, unsigned int machine, uint64_t off, uint64_t size,
 			 uint64_t **rets)
@@ -48,7 +25,9 @@ ssize_t goprobe__returns(int fd, unsigned int machine, uint64_t off, uint64_t si
 
 	if (machine != EM_X86_64 && machine != EM_AARCH64)
 		return -ENOTSUP;
-	err = read_code(fd, off, size, &buf);
+	if (size > GOPROBE_MAX_FUNC)
+		return -EFBIG;
+	err = disasm__read(fd, off, size, &buf);
 	if (err)
 		return err;
 	if (cs_open(arch, mode, &cs) != CS_ERR_OK) {

@@ -239,6 +239,8 @@ static int on_new_pid(void *ctx, void *data, size_t size)
 	memcpy(&e, data, sizeof(e));
 	if (e.kind == PROC_MAPS_CHANGED)
 		syms__refresh(ctx, &e.proc);
+	else if (e.kind == PROC_RUNTIME_FRAME)
+		syms__runtime_note(ctx, &e.proc, e.value);
 	else if (e.kind == PROC_EXEC)
 		syms__prefetch(ctx, &e.proc);
 	else

@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 
 #include "inlines.h"
+#include "runtime.h"
 #include "stackread.h"
 #include "unwind.h"
 #include "syms.h"
@@ -242,6 +243,9 @@ int stackread__kernel(struct stackread *st, __u64 key, struct frame *out)
 	return k;
 }
 
+/* A Python function that could not be named. */
+#define PY_UNKNOWN_NAME "[unknown python]"
+
 /* What ended a stack the unwinder could not finish, in place of a frame. */
 static const char *unwind_mark(__u64 ip)
 {
@@ -252,6 +256,8 @@ static const char *unwind_mark(__u64 ip)
 		return "[truncated: CFI not followed]";
 	case UNWIND_MARK_READ:
 		return "[truncated: stack not readable]";
+	case UNWIND_MARK_PY_UNKNOWN:
+		return PY_UNKNOWN_NAME;
 	}
 	return NULL;
 }
@@ -319,6 +325,16 @@ int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key
 
 		if (mark) {
 			out[k++] = (struct frame){ .name = mark, .kind = FRAME_UNKNOWN };
+			continue;
+		}
+		if (UNWIND_IS_RUNTIME_FRAME(addr)) {
+			struct runtime_frame rf;
+
+			if (syms__runtime_frame(st->syms, proc, addr, &rf))
+				out[k++] = (struct frame){ .name = PY_UNKNOWN_NAME, .kind = FRAME_UNKNOWN };
+			else
+				out[k++] = (struct frame){ .name = rf.name, .kind = FRAME_PYTHON,
+							   .file = rf.file, .line = rf.line };
 			continue;
 		}
 		/* A frame by file keeps its offset in the file as its address (pprof's). */

@@ -22,6 +22,7 @@
 #include "perfmap.h"
 #include "procfile.h"
 #include "procmaps.h"
+#include "runtime.h"
 #include "symtab.h"
 #include "syms.h"
 #include "tool.h"
@@ -57,6 +58,7 @@ struct binary {
 	uint32_t num;		/* its index in syms' binaries by number */
 	struct inlines *inlines;	/* from its DWARF or its debug file's; NULL if none */
 	struct gopclntab *go;		/* a Go binary's own table; NULL if none */
+	struct runtime_binary *runtime;	/* the interpreter it holds, if any */
 };
 
 struct vma {
@@ -122,6 +124,7 @@ struct syms {
 	struct binary **by_id;		/* every binary, by its number */
 	size_t nids, ids_cap;
 	size_t prefetched;		/* processes read at their exec, not yet in a stack */
+	struct runtime_names *runtime_names;	/* interpreted runtimes' frames, named */
 };
 
 struct syms *syms__new(void)
@@ -132,7 +135,10 @@ struct syms *syms__new(void)
 	if (!s)
 		return NULL;
 	s->debuginfo = debuginfo__new();
-	if (!s->debuginfo) {
+	s->runtime_names = runtime_names__new();
+	if (!s->debuginfo || !s->runtime_names) {
+		debuginfo__free(s->debuginfo);
+		runtime_names__free(s->runtime_names);
 		free(s);
 		return NULL;
 	}
@@ -172,6 +178,7 @@ static void binary_free(struct binary *b)
 	symtab__free(&b->syms);
 	inlines__free(b->inlines);
 	gopclntab__free(b->go);
+	runtime__binary_free(b->runtime);
 	free(b);
 }
 
@@ -205,6 +212,7 @@ void syms__free(struct syms *s)
 		binary_free(s->vdso);
 	ksyms__free(s->kernel);
 	debuginfo__free(s->debuginfo);
+	runtime_names__free(s->runtime_names);
 	free(s->by_id);
 	free(s);
 }
@@ -507,9 +515,11 @@ static void observe_binary(struct syms *s, struct binary *b)
 		if (dfd >= 0 && elffile__begin(dfd, &debug))
 			debug = NULL;
 	}
+	/* Its interpreter, if it is one: its frames are walked by the observer's BPF side. */
+	b->runtime = runtime__probe(b->fd, elf, b->path);
 	b->observed = s->observer.binary(s->observer.ctx, &(struct syms_binary){
 		b->path, len > 0 ? id : NULL, len > 0 ? len : 0, b->num,
-		b == s->vdso ? 0 : b->dev, b->ino, b->fd }, elf, debug);
+		b == s->vdso ? 0 : b->dev, b->ino, b->fd, b->runtime }, elf, debug);
 	if (debug)
 		elf_end(debug);
 	if (dfd >= 0)
@@ -876,8 +886,17 @@ static void drop_prefetched(struct syms *s)
 	s->prefetched = 0;
 }
 
+/* For the runtimes' names: is @k a process forgotten, or about to be? */
+static bool forgotten(void *ctx, const struct proc_key *k)
+{
+	struct proc *p = proc_find(ctx, k);
+
+	return !p || p->exited;
+}
+
 void syms__forget_exited(struct syms *s)
 {
+	runtime_names__forget(s->runtime_names, forgotten, s);
 	for (int i = 0; i < BUCKETS; i++) {
 		struct proc **pp = &s->procs[i];
 
@@ -1063,6 +1082,53 @@ int syms__user(struct syms *s, const struct proc_key *k, uint64_t addr, struct s
 	return 0;
 }
 
+/*
+ * The interpreter process @p runs, and its load bias: from the first
+ * mapping of a binary that holds one, placed by its segment. NULL if none.
+ */
+static const struct runtime_binary *proc_runtime(struct syms *s, struct proc *p, uint64_t *bias)
+{
+	for (size_t i = 0; p && i < p->nvmas; i++) {
+		struct binary *b = p->vmas[i].bin;
+
+		if (!b || !b->runtime)
+			continue;
+		if (!b->loaded)
+			binary_load(s, b);
+		for (size_t k = 0; k < b->nsegs; k++) {
+			const struct elf_segment *g = &b->segs[k];
+
+			if (p->vmas[i].pgoff >= g->offset && p->vmas[i].pgoff - g->offset < g->filesz) {
+				*bias = p->vmas[i].start - p->vmas[i].pgoff + g->offset - g->vaddr;
+				return b->runtime;
+			}
+		}
+	}
+	return NULL;
+}
+
+int syms__runtime_frame(struct syms *s, const struct proc_key *k, uint64_t v,
+			struct runtime_frame *out)
+{
+	struct proc *p = proc_find(s, k);
+	uint64_t bias = 0;
+	const struct runtime_binary *rb = NULL;
+
+	/* A process gone, or in another image now: only what was read while it was. */
+	if (p && !p->gone && !p->superseded && same_process(s, p))
+		rb = proc_runtime(s, p, &bias);
+	return runtime_names__get(s->runtime_names, k, rb, bias, v, out);
+}
+
+void syms__runtime_note(struct syms *s, const struct proc_key *k, uint64_t v)
+{
+	struct runtime_frame f;
+
+	if (!proc_find(s, k))
+		syms__track(s, k);
+	syms__runtime_frame(s, k, v, &f);
+}
+
 int syms__file_offset(struct syms *s, uint32_t id, uint64_t offset, struct sym_info *out)
 {
 	struct vma whole = { 0, UINT64_MAX, 0, NULL };
@@ -1136,6 +1202,7 @@ void syms__warn_losses(const struct syms *s)
 {
 	const struct losses *l = &s->lost;
 
+	runtime_names__warn_losses(s->runtime_names);
 	if (l->unopened)
 		pr_warn("%llu mapped files could not be opened%s: their frames are [unknown]",
 			l->unopened, l->no_fds ? " (some for lack of file descriptors)" : "");

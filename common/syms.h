@@ -21,6 +21,7 @@ enum sym_kind {
 };
 
 struct binary;
+struct runtime_binary;
 
 struct sym_info {
 	const char *name;	/* NULL when unknown */
@@ -144,6 +145,7 @@ struct syms_binary {
 	dev_t dev;			/* its file; 0 for the vdso */
 	ino_t ino;
 	int fd;				/* open on it, while the observer is called */
+	const struct runtime_binary *runtime;	/* the interpreter it holds, if any */
 };
 
 struct syms_observer {
@@ -160,6 +162,18 @@ struct syms_observer {
 };
 
 void syms__observe(struct syms *s, const struct syms_observer *o);
+
+/*
+ * Runtime frame @v (an interpreted function: unwind.h's
+ * UNWIND_RUNTIME_FRAME) of process @p: its name, file and line, read from
+ * the process now if not known yet (syms__runtime_note). 0, or -ENOENT.
+ */
+struct runtime_frame;
+int syms__runtime_frame(struct syms *s, const struct proc_key *p, uint64_t v,
+			struct runtime_frame *out);
+
+/* The BPF side saw runtime frame @v of @p: named now, while the process lives. */
+void syms__runtime_note(struct syms *s, const struct proc_key *p, uint64_t v);
 
 /* Says on stderr, at exit, what could not be read: files, perf maps, processes. */
 void syms__warn_losses(const struct syms *s);

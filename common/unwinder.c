@@ -13,6 +13,7 @@
 #include "cfi.h"
 #include "elffile.h"
 #include "probe.h"
+#include "runtime.h"
 #include "syms.h"
 #include "tool.h"
 #include "unwinder.h"
@@ -25,6 +26,7 @@ struct table {
 	__u64 base;
 	struct elf_segment *segs;
 	size_t nsegs;
+	const struct runtime_binary *runtime;	/* the interpreter it holds, if any */
 };
 
 struct losses {
@@ -33,6 +35,7 @@ struct losses {
 	unsigned long long files;	/* ... the files map */
 	unsigned long long procs;	/* processes the map had no room for */
 	unsigned long long mappings;	/* mappings past UNWIND_MAX_MAPPINGS */
+	unsigned long long runtimes;	/* processes running an interpreter, no room for it */
 };
 
 struct unwinder {
@@ -47,6 +50,7 @@ struct unwinder {
 	unsigned int full;		/* processes the map was full for since it was last swept */
 	struct unwind_proc *scratch;	/* one entry, read back to sweep */
 	struct bpf_link *on_exec, *on_new_area;
+	struct runtime_bpf runtimes;
 };
 
 enum unwind_method unwind__parse_method(struct argp_state *state, const char *arg)
@@ -96,6 +100,7 @@ int unwind__configure(const struct unwind_opts *o, const struct unwind_bpf *m, b
 		bpf_map__set_max_entries(procs, 1);
 		bpf_map__set_max_entries(m->build_ids, 1);
 		bpf_map__set_max_entries(m->files, 1);
+		bpf_map__set_max_entries(m->py_procs, 1);
 		return 0;
 	}
 	/* A quarter to the processes' mappings, at most what @processes need; rows the rest. */
@@ -108,6 +113,7 @@ int unwind__configure(const struct unwind_opts *o, const struct unwind_bpf *m, b
 		processes = 1;
 	bpf_map__set_max_entries(rows, nrows ? nrows : 1);
 	bpf_map__set_max_entries(procs, processes);
+	bpf_map__set_max_entries(m->py_procs, processes);
 	bpf_map__set_max_entries(m->build_ids, UNWIND_BUILD_IDS);
 	bpf_map__set_max_entries(m->files, UNWIND_BUILD_IDS);
 	pr_debug("user stacks: CFI (.eh_frame), frame pointers where there is none; room for "
@@ -208,6 +214,7 @@ static void *on_binary(void *ctx, const struct syms_binary *b, Elf *elf, Elf *de
 	t->next = u->tables;
 	u->tables = t;
 	t->id = b->id <= UNWIND_FILE_ID_MASK ? b->id : UNWIND_NO_FILE;
+	t->runtime = t->id != UNWIND_NO_FILE ? b->runtime : NULL;
 	u->binaries++;
 	if (elffile__segments(elf, &t->segs, &t->nsegs))
 		return t;
@@ -234,6 +241,38 @@ static bool place(const struct table *t, const struct syms_mapping *m, __u64 *bi
 	return false;
 }
 
+/* A mapping's load bias: run-time address less the ELF's own. */
+static bool load_bias(const struct table *t, const struct syms_mapping *m, __u64 *bias)
+{
+	for (size_t i = 0; i < t->nsegs; i++) {
+		const struct elf_segment *g = &t->segs[i];
+
+		if (m->pgoff >= g->offset && m->pgoff - g->offset < g->filesz) {
+			*bias = m->start - m->pgoff + g->offset - g->vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Tells the runtimes' BPF side which interpreter process @tgid runs, if one. */
+static void on_process_runtime(struct unwinder *u, __u32 tgid, const struct syms_mapping *m,
+			       size_t n)
+{
+	const struct table *t = NULL;
+	__u64 bias = 0;
+
+	for (size_t i = 0; i < n && !t; i++) {
+		t = m[i].binary;
+		if (t && (!t->runtime || !load_bias(t, &m[i], &bias)))
+			t = NULL;
+	}
+	if (runtime__process(&u->runtimes, tgid, t ? t->runtime : NULL, bias, t ? t->id : 0)) {
+		u->lost.runtimes++;
+		pr_debug("pid %u: no room for its interpreter: its frames stay native", tgid);
+	}
+}
+
 /*
  * The processes map is full: drops the entries of processes that have
  * exited. Every so many processes turned away, not each: a host with more
@@ -256,6 +295,7 @@ static bool forget_exited(struct unwinder *u)
 			};
 
 			if (!syms__alive(u->syms, &k) && !bpf_map_delete_elem(u->procs_fd, &next)) {
+				runtime__process(&u->runtimes, next, NULL, 0, 0);
 				dropped++;
 				continue;	/* from the same previous key */
 			}
@@ -310,6 +350,7 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 		pr_debug("pid %u: CFI for %zu of %zu executable mappings", tgid, cfi, n);
 	}
 	free(p);
+	on_process_runtime(u, tgid, m, n);
 }
 
 struct unwinder *unwinder__new(struct syms *syms, const struct unwind_bpf *m)
@@ -343,6 +384,7 @@ struct unwinder *unwinder__new(struct syms *syms, const struct unwind_bpf *m)
 	u->procs_fd = bpf_map__fd(procs);
 	u->build_ids_fd = bpf_map__fd(m->build_ids);
 	u->files_fd = bpf_map__fd(m->files);
+	u->runtimes.py_procs_fd = bpf_map__fd(m->py_procs);
 	u->syms = syms;
 	syms__observe(syms, &(struct syms_observer){ on_binary, on_process, u });
 	if (bpf_program__autoload(m->on_exec)) {
@@ -378,10 +420,13 @@ void unwinder__warn_losses(const struct unwinder *u, const struct unwind_counts 
 	pr_debug("user stacks: %llu walked with CFI, %llu by frame pointers and build-id before "
 		 "their process's mappings were read, %llu cut short; %llu binaries (%llu with CFI, "
 		 "%zu rows, %llu of them with rules it does not follow, where stacks end marked), "
-		 "%llu processes", (unsigned long long)c->cfi,
+		 "%llu processes; %llu interpreter loop frames in Python's, %llu Python frames "
+		 "unknown, %llu stacks in Python without its thread state",
+		 (unsigned long long)c->cfi,
 		 (unsigned long long)c->by_build_id,
 		 (unsigned long long)c->truncated, u->binaries, u->with_cfi, u->rows_used,
-		 u->unsupported, u->processes);
+		 u->unsupported, u->processes, (unsigned long long)c->py_loops,
+		 (unsigned long long)c->py_unknown, (unsigned long long)c->py_no_thread);
 	if (u->lost.no_room)
 		pr_warn("%llu binaries' unwind tables did not fit (%zu of %zu rows in use): their "
 			"frames were walked by frame pointers; raise --unwind-memory",
@@ -395,6 +440,9 @@ void unwinder__warn_losses(const struct unwinder *u, const struct unwind_counts 
 	if (u->lost.files)
 		pr_warn("%llu binaries past the first %d: their code mapped after their process was "
 			"read is walked by frame pointers", u->lost.files, UNWIND_BUILD_IDS);
+	if (u->lost.runtimes)
+		pr_warn("%llu processes running Python had no room for their interpreter: their "
+			"Python frames show as its loop; raise --unwind-memory", u->lost.runtimes);
 	if (u->lost.mappings)
 		pr_warn("%llu executable mappings past the first %d of a process: walked by frame "
 			"pointers", u->lost.mappings, UNWIND_MAX_MAPPINGS);

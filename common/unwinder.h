@@ -35,12 +35,14 @@ enum unwind_method unwind__parse_method(struct argp_state *state, const char *ar
 struct unwind_bpf {
 	struct bpf_map *rows, *procs, *build_ids, *files;
 	struct bpf_program *on_exec, *on_new_area;
+	struct bpf_map *py_procs;	/* the runtimes' (bpf/python.bpf.h) */
 };
 
 #define UNWIND_BPF(skel)                                                                   \
 	((struct unwind_bpf){ (skel)->maps.unwind_rows, (skel)->maps.unwind_procs,          \
 			      (skel)->maps.unwind_build_ids, (skel)->maps.unwind_files,     \
-			      (skel)->progs.stack_on_exec, (skel)->progs.stack_on_new_area })
+			      (skel)->progs.stack_on_exec, (skel)->progs.stack_on_new_area, \
+			      (skel)->maps.py_procs })
 
 /*
  * Before the BPF object is loaded: decides whether user stacks are walked

@@ -1,0 +1,424 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* The Python runtime's part of the BPF unwinder: a CPython interpreter loop's frame replaced by the Python frames it runs. */
+#ifndef BPFSCOPE_PYTHON_BPF_H
+#define BPFSCOPE_PYTHON_BPF_H
+
+#include "python.h"
+
+/* Processes running CPython that user space found, by tgid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_proc);
+} py_procs SEC(".maps");
+
+/*
+ * Each thread's PyThreadState, by pid_tgid, once found in its
+ * interpreter's list of threads; checked against the thread at each use.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u64);
+} py_threads SEC(".maps");
+
+/*
+ * A walk's Python state, a copy of its process's interpreter, and the
+ * stack the Python frames are merged into. Kept here rather than on the
+ * stack, where the verifier would tell every value apart (each index,
+ * each flag) and follow the walk once for each: here they are unknown
+ * but bounded, and one look at a step serves all.
+ */
+struct py_scratch {
+	__u8 frame[PY_FRAME_READ];
+	__u8 code[PY_CODE_READ];
+	struct py_proc proc;
+	struct proc_key key;
+	struct stack_trace out;	/* the stack, Python frames in */
+	__u64 next;		/* the next Python frame; 0: none */
+	__u64 native;		/* the loop's frame being replaced */
+	__u32 in, nin;		/* the native frame to merge next, of how many */
+	__u32 nout;
+	__u8 active;		/* the walk's process runs CPython */
+	__u8 replacing;		/* a loop's frame, a Python frame a step */
+	__u8 pushed;		/* ... which one did take the place of */
+	__u8 cut;		/* the merged stack had no room for all */
+	__u8 pad[4];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_scratch);
+} py_scratch SEC(".maps");
+
+/*
+ * Python frames announced to user space, which reads their names while
+ * the process lives: per CPU, by a hash of the frame and its process; a
+ * slot taken by another is announced again, which user space takes as
+ * seen.
+ */
+#define PY_SEEN_SLOTS 4096
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64[PY_SEEN_SLOTS]);
+} py_seen SEC(".maps");
+
+#ifndef BPFSCOPE_LEGACY
+
+/* A process's threads searched for the current one's state, at most. */
+#define PY_MAX_THREADS 512
+/* Interpreters (the main one and subinterpreters) searched, at most. */
+#define PY_MAX_INTERPRETERS 4
+
+static __always_inline __u64 py_field64(const __u8 *buf, __u32 size, __u32 off)
+{
+	if (off > size - 8)
+		return 0;
+	return *(const __u64 *)(buf + off);
+}
+
+static __always_inline __u32 py_field32(const __u8 *buf, __u32 size, __u32 off)
+{
+	if (off > size - 4)
+		return 0;
+	return *(const __u32 *)(buf + off);
+}
+
+static __always_inline __u8 py_field8(const __u8 *buf, __u32 size, __u32 off)
+{
+	if (off > size - 1)
+		return 0;
+	return buf[off];
+}
+
+static __always_inline __u64 py_read(__u64 addr)
+{
+	__u64 v = 0;
+
+	if (bpf_probe_read_user(&v, sizeof(v), (const void *)addr))
+		return 0;
+	return v;
+}
+
+/* The current thread's pointer, which its pthread_t is (x86-64) or lies just below (arm64). */
+static __always_inline __u64 py_thread_pointer(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+#if defined(__TARGET_ARCH_arm64)
+	return BPF_CORE_READ(task, thread.uw.tp_value);
+#else
+	return BPF_CORE_READ(task, thread.fsbase);
+#endif
+}
+
+/*
+ * Is @tstate the current thread's? By the thread id it keeps (3.11 on),
+ * else by its pthread_t, which glibc and musl place at the thread pointer
+ * (x86-64) or one struct pthread below it (arm64).
+ */
+static __always_inline bool py_is_current(const struct py_proc *py, __u64 tstate)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	if (!tstate)
+		return false;
+	if (py->l.tstate_native_tid != PY_NO_FIELD)
+		return py_read(tstate + py->l.tstate_native_tid) == tid;
+	return py_thread_pointer() - py_read(tstate + py->l.tstate_thread_id) < 4096;
+}
+
+struct py_thread_search {
+	const struct py_proc *py;
+	__u64 tstate;		/* the one to look at next; 0 at the list's end */
+	__u64 found;
+};
+
+static long py_thread_step(__u32 i, void *arg)
+{
+	struct py_thread_search *s = arg;
+	const struct py_proc *py = s->py;
+
+	if (!s->tstate || !py)
+		return 1;
+	if (py_is_current(py, s->tstate)) {
+		s->found = s->tstate;
+		return 1;
+	}
+	s->tstate = py_read(s->tstate + py->l.tstate_next);
+	return 0;
+}
+
+/*
+ * The current thread's PyThreadState: as found before, if it still is
+ * this thread's, else from its interpreter's list of threads. 0 when it
+ * has none (a thread Python never ran on).
+ */
+static __always_inline __u64 py_thread_state(const struct py_proc *py)
+{
+	struct py_thread_search s = { .py = py };
+	__u64 key = bpf_get_current_pid_tgid(), *cached, interp;
+
+	cached = bpf_map_lookup_elem(&py_threads, &key);
+	if (cached && py_is_current(py, *cached))
+		return *cached;
+	interp = py_read(py->runtime + py->l.interp_head);
+	for (int i = 0; i < PY_MAX_INTERPRETERS && interp && !s.found; i++) {
+		s.tstate = py_read(interp + py->l.interp_threads);
+		bpf_loop(PY_MAX_THREADS, py_thread_step, &s, 0);
+		interp = py_read(interp + py->l.interp_next);
+	}
+	if (s.found)
+		bpf_map_update_elem(&py_threads, &key, &s.found, BPF_ANY);
+	return s.found;
+}
+
+/* The innermost Python frame of the current thread, 0 if none. */
+static __always_inline __u64 py_first_frame(const struct py_proc *py)
+{
+	__u64 tstate = py_thread_state(py), frame;
+
+	if (!tstate)
+		return 0;
+	frame = py_read(tstate + py->l.tstate_frame);
+	if (frame && py->l.cframe_frame != PY_NO_FIELD)
+		frame = py_read(frame + py->l.cframe_frame);
+	return frame;
+}
+
+/* Is frame @v (as the native walk keeps it: by file) in the interpreter loop? */
+static __always_inline bool py_in_eval(const struct py_proc *py, __u64 v)
+{
+	bool in = false;
+
+	for (int i = 0; i < PY_EVAL_RANGES; i++)
+		in |= v >= py->eval[i][0] && v < py->eval[i][1];
+	return in;
+}
+
+static __always_inline struct py_scratch *py_state(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&py_scratch, &zero);
+}
+
+/* Tells user space of Python frame @v, unless this CPU told it lately. */
+static __always_inline void py_announce(const struct proc_key *k, __u64 v)
+{
+	__u64 tag = v ^ (k->start_ns * 0x9e3779b97f4a7c15ULL) ^ k->tgid, *slot;
+	__u64 (*seen)[PY_SEEN_SLOTS];
+	__u32 zero = 0, i;
+
+	seen = bpf_map_lookup_elem(&py_seen, &zero);
+	if (!seen)
+		return;
+	i = (tag ^ tag >> 29) & (PY_SEEN_SLOTS - 1);
+	slot = &(*seen)[i];
+	if (*slot == tag)
+		return;
+	*slot = tag;
+	proc_announce_value(k, PROC_RUNTIME_FRAME, v);
+}
+
+/* Appends @v to the merged stack, if there is room. */
+static __always_inline void py_emit(struct py_scratch *s, __u64 v)
+{
+	__u32 o = s->nout;
+
+	if (o >= STACK_MAX_DEPTH) {
+		s->cut = 1;
+		return;
+	}
+	s->out.ips[o] = v;
+	s->nout = o + 1;
+}
+
+/*
+ * The frame of code object @code, checked to be one (its type is
+ * PyCode_Type); "[unknown python]" when it is not, or cannot be read.
+ */
+static __always_inline void py_emit_code(struct py_scratch *s, __u64 code)
+{
+	const struct py_proc *py = &s->proc;
+	__u64 v = UNWIND_MARK_PY_UNKNOWN, name, file;
+	__u32 line;
+
+	if (code < PY_CODE_MAX && !(code & 7) &&
+	    !bpf_probe_read_user(s->code, sizeof(s->code), (const void *)code) &&
+	    py_field64(s->code, PY_CODE_READ, 8) == py->code_type) {
+		name = py_field64(s->code, PY_CODE_READ, py->l.code_name);
+		file = py_field64(s->code, PY_CODE_READ, py->l.code_filename);
+		line = py_field32(s->code, PY_CODE_READ, py->l.code_firstlineno);
+		v = PY_FRAME(code, py_frame_check(name, file, line));
+	}
+	py_emit(s, v);
+	s->pushed = 1;
+	if (v == UNWIND_MARK_PY_UNKNOWN)
+		__sync_fetch_and_add(&unwind_counts.py_unknown, 1);
+	else
+		py_announce(&s->key, v);
+}
+
+/* The loop's frame is replaced, or kept where no Python frame took its place. */
+static __always_inline void py_replaced(struct py_scratch *s)
+{
+	s->replacing = 0;
+	if (!s->pushed)
+		py_emit(s, s->native);
+	else
+		__sync_fetch_and_add(&unwind_counts.py_loops, 1);
+}
+
+/*
+ * One step of replacing the loop's frame: the next Python frame of the
+ * chain pushed, or (an entry frame, no function's) passed. Before 3.11 a
+ * loop call runs one frame; after, the frames up to the entry frame that
+ * starts the call, or to the one marked as its first.
+ */
+static __always_inline void py_replace_step(struct py_scratch *s)
+{
+	const struct py_proc *py = &s->proc;
+	__u64 frame = s->next, code;
+	bool last;
+
+	if (!frame)
+		return py_replaced(s);
+	if (bpf_probe_read_user(s->frame, sizeof(s->frame), (const void *)frame)) {
+		/* Lost: the loop calls further out keep their own frames. */
+		s->next = 0;
+		py_emit_code(s, 0);
+		return py_replaced(s);
+	}
+	s->next = py_field64(s->frame, PY_FRAME_READ, py->l.frame_previous);
+	code = py_field64(s->frame, PY_FRAME_READ, py->l.frame_code) & ~(__u64)py->l.code_tag;
+	if (py->l.frames == PY_FRAMES_OBJECT) {
+		py_emit_code(s, code);
+		return py_replaced(s);
+	}
+	if (py->l.frame_owner != PY_NO_FIELD &&
+	    py_field8(s->frame, PY_FRAME_READ, py->l.frame_owner) >= py->l.owner_entry)
+		return py_replaced(s);
+	last = py->l.frame_entry != PY_NO_FIELD &&
+	       py_field8(s->frame, PY_FRAME_READ, py->l.frame_entry);
+	/* No code object (3.13's None in a frame that is no function's): passed. */
+	if (code)
+		py_emit_code(s, code);
+	if (last)
+		py_replaced(s);
+}
+
+/* One step of the merge: a Python frame, or the next native frame. */
+static long py_merge_step(__u32 i, void *arg)
+{
+	struct py_scratch *s = py_state();
+	struct stack_trace *in;
+	__u32 zero = 0, j;
+	__u64 v;
+
+	/* The native walk's stack: bpf_loop() hands callbacks the stack's pointers only. */
+	in = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!s || !in || s->cut)
+		return 1;
+	if (s->replacing) {
+		py_replace_step(s);
+		return 0;
+	}
+	j = s->in;
+	if (j >= s->nin || j >= STACK_MAX_DEPTH)
+		return 1;
+	s->in = j + 1;
+	v = in->ips[j];
+	if (s->next && py_in_eval(&s->proc, v)) {
+		s->replacing = 1;
+		s->pushed = 0;
+		s->native = v;
+		return 0;
+	}
+	py_emit(s, v);
+	return 0;
+}
+
+/*
+ * After the native walk of @n frames into @t (stack_scratch's): each frame of CPython's
+ * interpreter loop becomes the Python frames that call of it was running,
+ * from the thread's innermost Python frame outwards. Where there are none
+ * to be had (a thread state not found, a frame not readable), the loop's
+ * own frame stays. The new depth.
+ */
+static __always_inline int py_merge(struct stack_trace *t, int n)
+{
+	struct py_scratch *s = py_state();
+	bool deeper;
+
+	if (!s)
+		return n;
+	if (s->active && n > 0 && n <= STACK_MAX_DEPTH) {
+		/* The stack went deeper than its slots: said again at the merged one's end. */
+		deeper = n == STACK_MAX_DEPTH && (t->ips[STACK_MAX_DEPTH - 1] & UNWIND_DEEPER) &&
+			 t->ips[STACK_MAX_DEPTH - 1] < UNWIND_MARK_NO_CFI;
+		if (deeper)
+			t->ips[STACK_MAX_DEPTH - 1] &= ~UNWIND_DEEPER;
+		s->in = s->nout = 0;
+		s->nin = n;
+		s->replacing = s->cut = 0;
+		/* Every native frame, and a Python frame for each slot: no more can fit. */
+		bpf_loop(2 * STACK_MAX_DEPTH + 2, py_merge_step, NULL, 0);
+		if (s->replacing && !s->cut)
+			py_replaced(s);
+		bpf_probe_read_kernel(t, sizeof(*t), &s->out);
+		if ((deeper || s->cut) && s->nout == STACK_MAX_DEPTH &&
+		    t->ips[STACK_MAX_DEPTH - 1] < UNWIND_MARK_NO_CFI)
+			t->ips[STACK_MAX_DEPTH - 1] |= UNWIND_DEEPER;
+	} else {
+		s->nout = n;
+	}
+	/*
+	 * Read back from the map, which the verifier does not know: one
+	 * depth, however the merge went, for the stack's storing to follow
+	 * once rather than once for each way.
+	 */
+	return s->nout;
+}
+
+/*
+ * A walk of process @k starts: Python's part of it is on if the process
+ * runs CPython (this image of it), from the thread's innermost frame. A
+ * function of its own, all of whose ways end in one state of the caller's,
+ * which the verifier then follows through the native walk once.
+ */
+static __noinline void py_start(const struct proc_key *k)
+{
+	__u32 tgid = k->tgid;
+	struct py_proc *py = bpf_map_lookup_elem(&py_procs, &tgid);
+	struct py_scratch *s = py_state();
+
+	if (!s)
+		return;
+	s->active = 0;
+	if (!py)
+		return;
+	if (py->exec_id == UNWIND_EXEC_ANY) {
+		py->start_ns = k->start_ns;
+		py->exec_id = k->exec_id;
+	}
+	if (py->exec_id != k->exec_id || py->start_ns != k->start_ns)
+		return;
+	s->proc = *py;
+	s->key = *k;
+	s->next = py_first_frame(&s->proc);
+	if (!s->next)
+		__sync_fetch_and_add(&unwind_counts.py_no_thread, 1);
+	s->active = 1;
+}
+
+#endif /* BPFSCOPE_LEGACY */
+
+#endif

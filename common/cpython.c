@@ -1,0 +1,611 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* CPython's interpreter in a binary (version, structures, interpreter loop), and Python frames named from process memory. */
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "cpython.h"
+#include "disasm.h"
+#include "elffile.h"
+#include "tool.h"
+
+struct py_binary {
+	char version[16];		/* "3.11" */
+	struct py_layout l;		/* what the BPF walk reads */
+	uint16_t ascii_data;		/* where a compact ASCII string's characters start */
+	uint16_t compact_data;		/* ... and those of any other compact string */
+	uint64_t runtime, code_type;	/* link-time addresses of _PyRuntime, PyCode_Type */
+	uint64_t eval[PY_EVAL_RANGES][2];	/* the interpreter loop's code, file offsets */
+	size_t neval;
+};
+
+/*
+ * Versions that do not describe themselves (before 3.13): where their
+ * structures keep what the walk reads, from CPython's headers as Debian
+ * builds them, the same on x86-64 and arm64. 3.9 and 3.11 are checked
+ * against Debian's builds (tests/python.bats); 3.10 was not to be had.
+ */
+static const struct py_table {
+	unsigned int minor;
+	struct py_layout l;
+	uint16_t ascii_data, compact_data;
+} tables[] = {
+	{ 9, { .interp_head = 32, .interp_next = 0, .interp_threads = 8, .tstate_next = 8,
+	       .tstate_native_tid = PY_NO_FIELD, .tstate_thread_id = 176, .tstate_frame = 24,
+	       .cframe_frame = PY_NO_FIELD, .frame_previous = 24, .frame_code = 32,
+	       .frame_owner = PY_NO_FIELD, .frame_entry = PY_NO_FIELD, .code_firstlineno = 40,
+	       .code_name = 112, .code_filename = 104, .frames = PY_FRAMES_OBJECT }, 48, 72 },
+	{ 10, { .interp_head = 32, .interp_next = 0, .interp_threads = 8, .tstate_next = 8,
+		.tstate_native_tid = PY_NO_FIELD, .tstate_thread_id = 176, .tstate_frame = 24,
+		.cframe_frame = PY_NO_FIELD, .frame_previous = 24, .frame_code = 32,
+		.frame_owner = PY_NO_FIELD, .frame_entry = PY_NO_FIELD, .code_firstlineno = 40,
+		.code_name = 112, .code_filename = 104, .frames = PY_FRAMES_OBJECT }, 48, 72 },
+	{ 11, { .interp_head = 40, .interp_next = 0, .interp_threads = 16, .tstate_next = 8,
+		.tstate_native_tid = 160, .tstate_thread_id = 152, .tstate_frame = 56,
+		.cframe_frame = 8, .frame_previous = 48, .frame_code = 32,
+		.frame_owner = PY_NO_FIELD, .frame_entry = 68, .code_firstlineno = 72,
+		.code_name = 128, .code_filename = 112, .frames = PY_FRAMES_INTERP }, 48, 72 },
+};
+
+/*
+ * From 3.13 on, _PyRuntime begins with _Py_DebugOffsets: the offsets of
+ * the structures' fields, for debuggers. The struct itself changes with
+ * each minor version; where it keeps the offsets the walk needs, by
+ * version. Each is a 64-bit value.
+ */
+static const struct py_debug_offsets {
+	unsigned int minor;
+	uint16_t interp_head, interp_next, interp_threads;
+	uint16_t tstate_next, tstate_frame, tstate_thread_id, tstate_native_tid;
+	uint16_t frame_previous, frame_code, frame_owner;
+	uint16_t code_filename, code_qualname, code_firstlineno;
+	uint16_t ascii_size;
+	uint8_t code_tag;	/* 3.14: the frame's code is a _PyStackRef, tagged in its low bits */
+} debug_offsets[] = {
+	{ 13, 40, 64, 72, 168, 184, 192, 200, 232, 240, 264, 280, 296, 312, 560, 0 },
+	{ 14, 40, 64, 72, 192, 208, 216, 224, 256, 264, 288, 320, 336, 352, 640, 3 },
+	{ 15, 40, 64, 72, 192, 208, 240, 248, 320, 328, 352, 384, 400, 416, 736, 3 },
+};
+
+#define PY_DEBUG_OFFSETS_SIZE 1024
+/* Frame owners from this on are entry frames, no function's (3.13: CSTACK; 3.14: INTERPRETER). */
+#define PY_OWNER_ENTRY 3
+
+static bool read_u64(const uint8_t *buf, size_t at, uint16_t *out)
+{
+	uint64_t v;
+
+	memcpy(&v, buf + at, sizeof(v));
+	if (v >= PY_NO_FIELD)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* The layout from _Py_DebugOffsets at _PyRuntime: 0, or -ENOENT when it is not there or not known. */
+static int layout_from_binary(Elf *elf, int fd, uint64_t runtime, unsigned int minor,
+			      struct py_binary *pb)
+{
+	const struct py_debug_offsets *d = NULL;
+	uint8_t buf[PY_DEBUG_OFFSETS_SIZE];
+	uint64_t version;
+	uint16_t ascii;
+	bool ok;
+
+	for (size_t i = 0; i < sizeof(debug_offsets) / sizeof(debug_offsets[0]); i++)
+		if (debug_offsets[i].minor == minor)
+			d = &debug_offsets[i];
+	if (!d || elffile__read(elf, fd, runtime, buf, sizeof(buf)) || memcmp(buf, "xdebugpy", 8))
+		return -ENOENT;
+	memcpy(&version, buf + 8, sizeof(version));
+	if ((version >> 24) != 3 || ((version >> 16) & 0xff) != minor)
+		return -ENOENT;
+	pb->l = (struct py_layout){
+		.cframe_frame = PY_NO_FIELD, .frame_entry = PY_NO_FIELD,
+		.frames = PY_FRAMES_INTERP, .owner_entry = PY_OWNER_ENTRY, .code_tag = d->code_tag,
+	};
+	ok = read_u64(buf, d->interp_head, &pb->l.interp_head) &&
+	     read_u64(buf, d->interp_next, &pb->l.interp_next) &&
+	     read_u64(buf, d->interp_threads, &pb->l.interp_threads) &&
+	     read_u64(buf, d->tstate_next, &pb->l.tstate_next) &&
+	     read_u64(buf, d->tstate_frame, &pb->l.tstate_frame) &&
+	     read_u64(buf, d->tstate_thread_id, &pb->l.tstate_thread_id) &&
+	     read_u64(buf, d->tstate_native_tid, &pb->l.tstate_native_tid) &&
+	     read_u64(buf, d->frame_previous, &pb->l.frame_previous) &&
+	     read_u64(buf, d->frame_code, &pb->l.frame_code) &&
+	     read_u64(buf, d->frame_owner, &pb->l.frame_owner) &&
+	     read_u64(buf, d->code_filename, &pb->l.code_filename) &&
+	     read_u64(buf, d->code_qualname, &pb->l.code_name) &&
+	     read_u64(buf, d->code_firstlineno, &pb->l.code_firstlineno) &&
+	     read_u64(buf, d->ascii_size, &ascii);
+	if (!ok)
+		return -ENOENT;
+	pb->ascii_data = ascii;
+	/* PyCompactUnicodeObject: PyASCIIObject, then utf8_length and utf8. */
+	pb->compact_data = ascii + 16;
+	return 0;
+}
+
+/* Offsets the BPF side reads within what it reads of a frame and of a code object. */
+static bool layout_fits(const struct py_layout *l)
+{
+	return l->frame_previous <= PY_FRAME_READ - 8 && l->frame_code <= PY_FRAME_READ - 8 &&
+	       (l->frame_owner == PY_NO_FIELD || l->frame_owner < PY_FRAME_READ) &&
+	       (l->frame_entry == PY_NO_FIELD || l->frame_entry < PY_FRAME_READ) &&
+	       l->code_name <= PY_CODE_READ - 8 && l->code_filename <= PY_CODE_READ - 8 &&
+	       l->code_firstlineno <= PY_CODE_READ - 4;
+}
+
+/*
+ * 3.9 and 3.10 keep no version number of their own, but their PY_VERSION
+ * string, "3.9.2", stands alone in .rodata: found by its major and minor,
+ * which no other string there has alone.
+ */
+static int version_from_rodata(Elf *elf, int fd, unsigned int *minor)
+{
+	static const unsigned int candidates[] = { 9, 10 };
+	uint64_t addr, size, off;
+	unsigned int found = 0;
+	char *buf;
+
+	if (elffile__section(elf, ".rodata", &addr, &size) || size > (64u << 20) ||
+	    elffile__offset(elf, addr, &off))
+		return -ENOENT;
+	buf = malloc(size + 1);
+	if (!buf)
+		return -ENOMEM;
+	if (elffile__read(elf, fd, addr, buf, size)) {
+		free(buf);
+		return -ENOENT;
+	}
+	buf[size] = '\0';
+	for (uint64_t i = 1; i + 5 < size; i++) {
+		char want[8];
+		size_t len;
+
+		if (buf[i - 1] || buf[i] != '3' || buf[i + 1] != '.')
+			continue;
+		for (size_t c = 0; c < sizeof(candidates) / sizeof(candidates[0]); c++) {
+			const char *p;
+
+			len = snprintf(want, sizeof(want), "3.%u.", candidates[c]);
+			if (strncmp(buf + i, want, len))
+				continue;
+			p = buf + i + len;
+			if (*p < '0' || *p > '9')
+				continue;
+			while (*p >= '0' && *p <= '9')
+				p++;
+			if (*p)
+				continue;
+			if (found && found != candidates[c]) {
+				free(buf);
+				return -ENOENT;
+			}
+			found = candidates[c];
+		}
+	}
+	free(buf);
+	if (!found)
+		return -ENOENT;
+	*minor = found;
+	return 0;
+}
+
+/* Adds the code range of the FDE holding @addr to @pb's loop ranges; whether it is new. */
+static bool add_fde(Dwarf_CFI *cfi, Elf *elf, uint64_t addr, struct py_binary *pb,
+		    uint64_t (*vaddrs)[2])
+{
+	Dwarf_Addr start, end;
+	Dwarf_Frame *frame;
+	uint64_t lo, hi;
+	bool signal;
+
+	if (pb->neval == PY_EVAL_RANGES || dwarf_cfi_addrframe(cfi, addr, &frame))
+		return false;
+	if (dwarf_frame_info(frame, &start, &end, &signal) < 0 || end <= start ||
+	    end - start > DISASM_MAX_FUNC) {
+		free(frame);
+		return false;
+	}
+	free(frame);
+	for (size_t i = 0; i < pb->neval; i++)
+		if (start < vaddrs[i][1] && end > vaddrs[i][0])
+			return false;
+	if (elffile__offset(elf, start, &lo) || elffile__offset(elf, end - 1, &hi))
+		return false;
+	vaddrs[pb->neval][0] = start;
+	vaddrs[pb->neval][1] = end;
+	pb->eval[pb->neval][0] = lo;
+	pb->eval[pb->neval][1] = hi + 1;
+	pb->neval++;
+	return true;
+}
+
+/*
+ * The interpreter loop's code: its symbol's range, and the parts the
+ * compiler moved out of it (its .cold part, without a symbol; most of
+ * 3.14's loop): the functions of the CFI its jumps lead into, and theirs,
+ * until no jump leaves them. A frame there is the loop's as much as one
+ * in the symbol's range.
+ */
+static int eval_ranges(Elf *elf, int fd, const GElf_Sym *eval, struct py_binary *pb)
+{
+	uint64_t vaddrs[PY_EVAL_RANGES][2], off, hi;
+	Dwarf_CFI *cfi;
+	GElf_Ehdr eh;
+
+	if (!eval->st_size || eval->st_size > DISASM_MAX_FUNC || !gelf_getehdr(elf, &eh) ||
+	    elffile__offset(elf, eval->st_value, &off) ||
+	    elffile__offset(elf, eval->st_value + eval->st_size - 1, &hi))
+		return -ENOENT;
+	vaddrs[0][0] = eval->st_value;
+	vaddrs[0][1] = eval->st_value + eval->st_size;
+	pb->eval[0][0] = off;
+	pb->eval[0][1] = hi + 1;
+	pb->neval = 1;
+	cfi = dwarf_getcfi_elf(elf);
+	if (!cfi)
+		return 0;
+	for (size_t i = 0; i < pb->neval; i++) {
+		uint64_t *targets;
+		ssize_t n = disasm__jumps_out(fd, eh.e_machine, pb->eval[i][0],
+					      pb->eval[i][1] - pb->eval[i][0], vaddrs[i][0],
+					      &targets);
+
+		for (ssize_t k = 0; k < n; k++) {
+			bool known = false;
+
+			for (size_t j = 0; j < pb->neval && !known; j++)
+				known = targets[k] >= vaddrs[j][0] && targets[k] < vaddrs[j][1];
+			if (!known)
+				add_fde(cfi, elf, targets[k], pb, vaddrs);
+		}
+		if (n > 0)
+			free(targets);
+	}
+	dwarf_cfi_end(cfi);
+	return 0;
+}
+
+struct py_binary *python__probe(int fd, Elf *elf, const char *path)
+{
+	static const char *const names[] = {
+		"_PyRuntime", "_PyEval_EvalFrameDefault", "PyCode_Type", "Py_Version",
+	};
+	enum { RUNTIME, EVAL, CODE_TYPE, VERSION };
+	GElf_Sym syms[4];
+	struct py_binary *pb;
+	unsigned int minor = 0;
+	int err = -ENOENT;
+
+	if (elffile__lookup(elf, names, 4, syms) < 3 || !syms[RUNTIME].st_value ||
+	    !syms[EVAL].st_value || !syms[CODE_TYPE].st_value)
+		return NULL;
+	pb = calloc(1, sizeof(*pb));
+	if (!pb)
+		return NULL;
+	if (syms[VERSION].st_value) {
+		uint32_t hex;
+
+		if (!elffile__read(elf, fd, syms[VERSION].st_value, &hex, sizeof(hex)) &&
+		    hex >> 24 == 3)
+			minor = (hex >> 16) & 0xff;
+	} else {
+		version_from_rodata(elf, fd, &minor);
+	}
+	if (minor)
+		snprintf(pb->version, sizeof(pb->version), "3.%u", minor);
+	else
+		snprintf(pb->version, sizeof(pb->version), "3.?");
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+		if (tables[i].minor == minor) {
+			pb->l = tables[i].l;
+			pb->ascii_data = tables[i].ascii_data;
+			pb->compact_data = tables[i].compact_data;
+			err = 0;
+		}
+	}
+	if (err)
+		err = layout_from_binary(elf, fd, syms[RUNTIME].st_value, minor, pb);
+	if (!err && !layout_fits(&pb->l))
+		err = -ERANGE;
+	if (!err)
+		err = eval_ranges(elf, fd, &syms[EVAL], pb);
+	if (err) {
+		pr_debug("%s: CPython %s, whose structures are not known: its Python frames are "
+			 "not read, its interpreter loop shows as native code", path, pb->version);
+		free(pb);
+		return NULL;
+	}
+	pb->runtime = syms[RUNTIME].st_value;
+	pb->code_type = syms[CODE_TYPE].st_value;
+	pr_debug("%s: CPython %s: Python frames in place of its interpreter loop (%zu code "
+		 "range%s)", path, pb->version, pb->neval, pb->neval == 1 ? "" : "s");
+	return pb;
+}
+
+void python__binary_free(struct py_binary *pb)
+{
+	free(pb);
+}
+
+const char *python__version(const struct py_binary *pb)
+{
+	return pb->version;
+}
+
+void python__bpf_proc(const struct py_binary *pb, uint64_t bias, uint32_t id,
+		      struct py_proc *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->exec_id = UNWIND_EXEC_ANY;
+	out->runtime = pb->runtime + bias;
+	out->code_type = pb->code_type + bias;
+	out->l = pb->l;
+	for (size_t i = 0; i < pb->neval; i++) {
+		__u64 file = UNWIND_FILE_FRAME | (__u64)id << UNWIND_FILE_OFF_BITS;
+
+		out->eval[i][0] = file | pb->eval[i][0];
+		out->eval[i][1] = file | pb->eval[i][1];
+	}
+}
+
+/* A name's characters kept at most, and a file's. */
+#define PY_NAME_MAX 256
+#define PY_FILE_MAX 1024
+/* Names kept at most, for all processes (runs without end forget the exited). */
+#define PY_NAMES_MAX 65536
+#define PY_NAMES_BUCKETS 4096
+
+struct py_entry {
+	struct py_entry *next;
+	struct proc_key proc;
+	uint64_t v;
+	struct py_name name;	/* .name NULL: could not be read */
+};
+
+struct py_names {
+	struct py_entry *buckets[PY_NAMES_BUCKETS];
+	size_t n;
+	unsigned long long unreadable;	/* process gone, or memory not readable */
+	unsigned long long changed;	/* the code object was not the frame's any more */
+	unsigned long long full;	/* not kept: PY_NAMES_MAX reached */
+};
+
+struct py_names *py_names__new(void)
+{
+	return calloc(1, sizeof(struct py_names));
+}
+
+static void entry_free(struct py_entry *e)
+{
+	free((char *)e->name.name);
+	free((char *)e->name.file);
+	free(e);
+}
+
+void py_names__free(struct py_names *n)
+{
+	if (!n)
+		return;
+	for (size_t i = 0; i < PY_NAMES_BUCKETS; i++)
+		for (struct py_entry *e = n->buckets[i], *next; e; e = next) {
+			next = e->next;
+			entry_free(e);
+		}
+	free(n);
+}
+
+static size_t bucket_of(const struct proc_key *p, uint64_t v)
+{
+	uint64_t h = (v ^ p->start_ns) * 0x9e3779b97f4a7c15ULL ^ p->tgid;
+
+	return (h ^ h >> 31) % PY_NAMES_BUCKETS;
+}
+
+static bool same_proc(const struct proc_key *a, const struct proc_key *b)
+{
+	return a->tgid == b->tgid && a->exec_id == b->exec_id && a->start_ns == b->start_ns;
+}
+
+/* Reads @len bytes at @addr of process @pid. */
+static int read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+	return n == (ssize_t)len ? 0 : -EFAULT;
+}
+
+/* Appends code point @c to @out as UTF-8, if it fits: the length written. */
+static size_t put_utf8(char *out, size_t room, uint32_t c)
+{
+	char b[4];
+	size_t len;
+
+	if (c < 0x80) {
+		b[0] = c, len = 1;
+	} else if (c < 0x800) {
+		b[0] = 0xc0 | c >> 6, b[1] = 0x80 | (c & 0x3f), len = 2;
+	} else if (c < 0x10000) {
+		b[0] = 0xe0 | c >> 12, b[1] = 0x80 | (c >> 6 & 0x3f), b[2] = 0x80 | (c & 0x3f);
+		len = 3;
+	} else if (c < 0x110000) {
+		b[0] = 0xf0 | c >> 18, b[1] = 0x80 | (c >> 12 & 0x3f);
+		b[2] = 0x80 | (c >> 6 & 0x3f), b[3] = 0x80 | (c & 0x3f), len = 4;
+	} else {
+		b[0] = '?', len = 1;
+	}
+	if (len > room)
+		return 0;
+	memcpy(out, b, len);
+	return len;
+}
+
+/*
+ * A str object's text at @addr of process @pid, as UTF-8 into @out (at
+ * most @max characters, "..." after those cut). Its characters are read
+ * as its header says they are laid out; what they are is the escapers'
+ * business at the output, like any other name another user chose.
+ */
+static int read_str(pid_t pid, const struct py_binary *pb, uint64_t addr, char *out, size_t size,
+		    size_t max)
+{
+	uint8_t hdr[40], raw[4 * PY_FILE_MAX];
+	unsigned int kind, compact, ascii;
+	uint64_t data;
+	uint32_t state;
+	int64_t len;
+	size_t chars, o = 0;
+
+	if (!addr || read_mem(pid, addr, hdr, sizeof(hdr)))
+		return -EFAULT;
+	memcpy(&len, hdr + 16, sizeof(len));
+	memcpy(&state, hdr + 32, sizeof(state));
+	kind = state >> 2 & 7;
+	compact = state >> 5 & 1;
+	ascii = state >> 6 & 1;
+	if (len < 0 || (kind != 1 && kind != 2 && kind != 4) || (ascii && kind != 1))
+		return -EINVAL;
+	if (compact)
+		data = addr + (ascii ? pb->ascii_data : pb->compact_data);
+	else if (read_mem(pid, addr + pb->compact_data, &data, sizeof(data)))
+		return -EFAULT;
+	if (max > PY_FILE_MAX)
+		max = PY_FILE_MAX;
+	chars = (uint64_t)len < max ? (size_t)len : max;
+	if (chars && read_mem(pid, data, raw, chars * kind))
+		return -EFAULT;
+	for (size_t i = 0; i < chars && o + 4 < size; i++) {
+		uint32_t c = kind == 1 ? raw[i] : kind == 2 ? ((uint16_t *)raw)[i] :
+			     ((uint32_t *)raw)[i];
+		size_t w = put_utf8(out + o, size - o - 1, c);
+
+		if (!w)
+			break;
+		o += w;
+	}
+	if ((uint64_t)len > chars && o + 3 < size) {
+		memcpy(out + o, "...", 3);
+		o += 3;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+/*
+ * Reads frame @v's code object in process @p: its name, file and first
+ * line, if it is still the code object the frame was taken from (its type
+ * PyCode_Type, its check the same).
+ */
+static int read_name(const struct proc_key *p, const struct py_binary *pb, uint64_t bias,
+		     uint64_t v, struct py_names *n, struct py_name *out)
+{
+	char name[4 * PY_NAME_MAX + 4], file[4 * PY_FILE_MAX + 4], *display;
+	uint64_t code = PY_FRAME_CODE(v), type, name_obj, file_obj;
+	uint8_t obj[PY_CODE_READ];
+	const char *base;
+	uint32_t line;
+
+	if (read_mem(p->tgid, code, obj, sizeof(obj))) {
+		n->unreadable++;
+		return -EFAULT;
+	}
+	memcpy(&type, obj + 8, sizeof(type));
+	memcpy(&name_obj, obj + pb->l.code_name, sizeof(name_obj));
+	memcpy(&file_obj, obj + pb->l.code_filename, sizeof(file_obj));
+	memcpy(&line, obj + pb->l.code_firstlineno, sizeof(line));
+	if (type != pb->code_type + bias ||
+	    py_frame_check(name_obj, file_obj, line) != PY_FRAME_CHECK(v)) {
+		n->changed++;
+		return -ESTALE;
+	}
+	if (read_str(p->tgid, pb, name_obj, name, sizeof(name), PY_NAME_MAX) ||
+	    read_str(p->tgid, pb, file_obj, file, sizeof(file), PY_FILE_MAX)) {
+		n->unreadable++;
+		return -EFAULT;
+	}
+	base = strrchr(file, '/');
+	base = base ? base + 1 : file;
+	if (asprintf(&display, "%s (%s:%u)", name, base, line) < 0)
+		return -ENOMEM;
+	out->name = display;
+	out->file = strdup(file);
+	out->line = line;
+	if (!out->file) {
+		free(display);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+const struct py_name *py_names__get(struct py_names *n, const struct proc_key *p,
+				    const struct py_binary *pb, uint64_t bias, uint64_t v)
+{
+	size_t b = bucket_of(p, v);
+	struct py_name name = {};
+	struct py_entry *e;
+
+	for (e = n->buckets[b]; e; e = e->next)
+		if (e->v == v && same_proc(&e->proc, p))
+			return e->name.name ? &e->name : NULL;
+	if (!pb)
+		return NULL;
+	/* What could not be read is not tried again: the process is gone, or moved on. */
+	read_name(p, pb, bias, v, n, &name);
+	if (n->n >= PY_NAMES_MAX) {
+		n->full++;
+		free((char *)name.name);
+		free((char *)name.file);
+		return NULL;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		free((char *)name.name);
+		free((char *)name.file);
+		return NULL;
+	}
+	*e = (struct py_entry){ n->buckets[b], *p, v, name };
+	n->buckets[b] = e;
+	n->n++;
+	return e->name.name ? &e->name : NULL;
+}
+
+void py_names__forget(struct py_names *n, bool (*gone)(void *ctx, const struct proc_key *p),
+		      void *ctx)
+{
+	for (size_t i = 0; i < PY_NAMES_BUCKETS; i++) {
+		struct py_entry **pe = &n->buckets[i];
+
+		while (*pe) {
+			struct py_entry *e = *pe;
+
+			if (gone(ctx, &e->proc)) {
+				*pe = e->next;
+				entry_free(e);
+				n->n--;
+			} else {
+				pe = &e->next;
+			}
+		}
+	}
+}
+
+void py_names__warn_losses(const struct py_names *n)
+{
+	if (!n)
+		return;
+	if (n->unreadable)
+		pr_warn("%llu Python frames are [unknown python]: their process exited, or its "
+			"memory could not be read, before they were named", n->unreadable);
+	if (n->changed)
+		pr_warn("%llu Python frames are [unknown python]: their code object was freed "
+			"and its memory reused before they were named", n->changed);
+	if (n->full)
+		pr_warn("%llu Python frames are [unknown python]: more than %d distinct frames",
+			n->full, PY_NAMES_MAX);
+}

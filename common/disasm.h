@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* What a function's machine code says of itself: read from its file, disassembled with capstone. */
+#ifndef BPFSCOPE_DISASM_H
+#define BPFSCOPE_DISASM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The largest function read. */
+#define DISASM_MAX_FUNC (1u << 20)
+
+/* Reads @size bytes (at most DISASM_MAX_FUNC) at file offset @off into a new buffer. 0 or negative errno. */
+int disasm__read(int fd, uint64_t off, uint64_t size, uint8_t **out);
+
+/*
+ * Where the direct jumps (not calls) of the code at file offset @off,
+ * @size bytes, lead, as addresses of the code placed at @addr, for machine
+ * @machine (EM_X86_64 or EM_AARCH64): into a new array, those outside
+ * [@addr, @addr + @size) only. Their number, -ENOTSUP for another machine,
+ * or negative errno.
+ */
+ssize_t disasm__jumps_out(int fd, unsigned int machine, uint64_t off, uint64_t size,
+			  uint64_t addr, uint64_t **targets);
+
+#endif

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Interpreted runtimes beside native code: found in binaries, walked by the BPF unwinder, named in reports. */
+#ifndef BPFSCOPE_RUNTIME_H
+#define BPFSCOPE_RUNTIME_H
+
+#include <gelf.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+#include "stack_key.h"
+
+/*
+ * An interpreter as one binary holds it (CPython: python3.X, or
+ * libpython3.X.so). Each runtime (common/cpython.c) tells its own.
+ */
+struct runtime_binary;
+
+/* Is the ELF file open on @fd (@elf), at @path, an interpreter of a runtime known here? */
+struct runtime_binary *runtime__probe(int fd, Elf *elf, const char *path);
+void runtime__binary_free(struct runtime_binary *rb);
+
+/* The runtimes' maps in a stack tool's BPF object (bpf/python.bpf.h). */
+struct runtime_bpf {
+	int py_procs_fd;
+};
+
+/*
+ * Process @tgid maps @rb (NULL: none) at load bias @bias, the binary being
+ * the symbolizer's number @id: the BPF walk is told, or (NULL) forgets
+ * it. 0, or negative errno (-E2BIG: no room).
+ */
+int runtime__process(const struct runtime_bpf *b, __u32 tgid, const struct runtime_binary *rb,
+		     uint64_t bias, uint32_t id);
+
+/* What the reports need of a runtime's frame. */
+struct runtime_frame {
+	const char *name;	/* as printed: "stilton (cheeses.py:7)" */
+	const char *file;	/* its function's file; NULL if unknown */
+	uint32_t line;		/* its function's first line; 0 if unknown */
+};
+
+/* The names of runtimes' frames, read from processes while they live. */
+struct runtime_names;
+
+struct runtime_names *runtime_names__new(void);
+void runtime_names__free(struct runtime_names *n);
+
+/*
+ * Runtime frame @v (unwind.h's UNWIND_RUNTIME_FRAME) of process @p, whose
+ * interpreter is @rb at load bias @bias (NULL: not known now, so only a
+ * name read before will do). 0, or -ENOENT: not to be named.
+ */
+int runtime_names__get(struct runtime_names *n, const struct proc_key *p,
+		       const struct runtime_binary *rb, uint64_t bias, uint64_t v,
+		       struct runtime_frame *out);
+
+/* Forgets the names of the processes for which @gone says yes. */
+void runtime_names__forget(struct runtime_names *n,
+			   bool (*gone)(void *ctx, const struct proc_key *p), void *ctx);
+
+/* Says, at exit, which frames could not be named. */
+void runtime_names__warn_losses(const struct runtime_names *n);
+
+#endif
