@@ -504,6 +504,35 @@ static int add_fde(struct cfi_table *t, size_t max, const struct arch *a, Dwarf_
 	return addr < limit ? add_row(t, max, addr, (struct unwind_row){ .cfa_ra = UNWIND_NONE }) : 0;
 }
 
+int cfi__function(Elf *elf, uint64_t addr, uint64_t *start, uint64_t *end)
+{
+	size_t n = 0, lo = 0, hi;
+	struct fde *f = NULL;
+	int err = hdr_fdes(elf, &f, &n);
+
+	if (err)
+		err = eh_frame_fdes(elf, &f, &n);
+	if (err)
+		return err;
+	for (hi = n; hi - lo > 1;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f[mid].start <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	err = -ENOENT;
+	if (n && f[lo].start <= addr) {
+		*start = f[lo].start;
+		*end = f[lo].end ? f[lo].end : lo + 1 < n ? f[lo + 1].start : 0;
+		if (addr < *end)
+			err = 0;
+	}
+	free(f);
+	return err;
+}
+
 int cfi__build(Elf *elf, Elf *debug, size_t max_rows, struct cfi_table *t)
 {
 	const struct arch *a = arch_of(elf);

@@ -35,6 +35,13 @@ int cfi__build(Elf *elf, Elf *debug, size_t max_rows, struct cfi_table *t);
  */
 int cfi__build_go(int fd, Elf *elf, size_t max_rows, struct cfi_table *t);
 
+/*
+ * The function whose call-frame information (an FDE of .eh_frame) covers
+ * @addr: [*start, *end), the end being the next function's start where
+ * only that bounds it. 0, -ENOENT, or negative errno.
+ */
+int cfi__function(Elf *elf, uint64_t addr, uint64_t *start, uint64_t *end);
+
 void cfi__free(struct cfi_table *t);
 
 #endif

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* CPython's interpreter in a binary (version, structures, interpreter loop), and Python frames named from process memory. */
-#include <elfutils/libdw.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 
+#include "cfi.h"
 #include "cpython.h"
 #include "disasm.h"
 #include "elffile.h"
@@ -195,47 +195,50 @@ static int version_from_rodata(Elf *elf, int fd, unsigned int *minor)
 	return 0;
 }
 
-/* Adds the code range of the FDE holding @addr to @pb's loop ranges; whether it is new. */
-static bool add_fde(Dwarf_CFI *cfi, Elf *elf, uint64_t addr, struct py_binary *pb,
-		    uint64_t (*vaddrs)[2])
+/*
+ * Is the function (by its CFI) holding @addr a part of the loop, one that
+ * jumps back into the loop's symbol (a tail-called function does not)?
+ * Then it is added to @pb's ranges.
+ */
+static void add_part(Elf *elf, int fd, unsigned int machine, uint64_t addr,
+		     struct py_binary *pb, uint64_t (*vaddrs)[2])
 {
-	Dwarf_Addr start, end;
-	Dwarf_Frame *frame;
-	uint64_t lo, hi;
-	bool signal;
+	uint64_t start, end, lo, hi, *targets;
+	bool back = false;
+	ssize_t n;
 
-	if (pb->neval == PY_EVAL_RANGES || dwarf_cfi_addrframe(cfi, addr, &frame))
-		return false;
-	if (dwarf_frame_info(frame, &start, &end, &signal) < 0 || end <= start ||
-	    end - start > DISASM_MAX_FUNC) {
-		free(frame);
-		return false;
-	}
-	free(frame);
+	if (pb->neval == PY_EVAL_RANGES || cfi__function(elf, addr, &start, &end) ||
+	    end - start > DISASM_MAX_FUNC)
+		return;
 	for (size_t i = 0; i < pb->neval; i++)
 		if (start < vaddrs[i][1] && end > vaddrs[i][0])
-			return false;
+			return;
 	if (elffile__offset(elf, start, &lo) || elffile__offset(elf, end - 1, &hi))
-		return false;
+		return;
+	n = disasm__jumps_out(fd, machine, lo, hi + 1 - lo, start, &targets);
+	for (ssize_t k = 0; k < n && !back; k++)
+		back = targets[k] >= vaddrs[0][0] && targets[k] < vaddrs[0][1];
+	if (n > 0)
+		free(targets);
+	if (!back)
+		return;
 	vaddrs[pb->neval][0] = start;
 	vaddrs[pb->neval][1] = end;
 	pb->eval[pb->neval][0] = lo;
 	pb->eval[pb->neval][1] = hi + 1;
 	pb->neval++;
-	return true;
 }
 
 /*
  * The interpreter loop's code: its symbol's range, and the parts the
  * compiler moved out of it (its .cold part, without a symbol; most of
- * 3.14's loop): the functions of the CFI its jumps lead into, and theirs,
- * until no jump leaves them. A frame there is the loop's as much as one
- * in the symbol's range.
+ * 3.14's loop): the functions (by their CFI) its jumps lead into that jump
+ * back, and theirs, until no jump leaves them. A frame there is the loop's
+ * as much as one in the symbol's range.
  */
 static int eval_ranges(Elf *elf, int fd, const GElf_Sym *eval, struct py_binary *pb)
 {
 	uint64_t vaddrs[PY_EVAL_RANGES][2], off, hi;
-	Dwarf_CFI *cfi;
 	GElf_Ehdr eh;
 
 	if (!eval->st_size || eval->st_size > DISASM_MAX_FUNC || !gelf_getehdr(elf, &eh) ||
@@ -247,9 +250,6 @@ static int eval_ranges(Elf *elf, int fd, const GElf_Sym *eval, struct py_binary 
 	pb->eval[0][0] = off;
 	pb->eval[0][1] = hi + 1;
 	pb->neval = 1;
-	cfi = dwarf_getcfi_elf(elf);
-	if (!cfi)
-		return 0;
 	for (size_t i = 0; i < pb->neval; i++) {
 		uint64_t *targets;
 		ssize_t n = disasm__jumps_out(fd, eh.e_machine, pb->eval[i][0],
@@ -262,12 +262,11 @@ static int eval_ranges(Elf *elf, int fd, const GElf_Sym *eval, struct py_binary 
 			for (size_t j = 0; j < pb->neval && !known; j++)
 				known = targets[k] >= vaddrs[j][0] && targets[k] < vaddrs[j][1];
 			if (!known)
-				add_fde(cfi, elf, targets[k], pb, vaddrs);
+				add_part(elf, fd, eh.e_machine, targets[k], pb, vaddrs);
 		}
 		if (n > 0)
 			free(targets);
 	}
-	dwarf_cfi_end(cfi);
 	return 0;
 }
 
@@ -381,10 +380,16 @@ struct py_names *py_names__new(void)
 	return calloc(1, sizeof(struct py_names));
 }
 
+static void name_free(struct py_name *n)
+{
+	free((char *)n->name);
+	free((char *)n->func);
+	free((char *)n->file);
+}
+
 static void entry_free(struct py_entry *e)
 {
-	free((char *)e->name.name);
-	free((char *)e->name.file);
+	name_free(&e->name);
 	free(e);
 }
 
@@ -534,10 +539,12 @@ static int read_name(const struct proc_key *p, const struct py_binary *pb, uint6
 	if (asprintf(&display, "%s (%s:%u)", name, base, line) < 0)
 		return -ENOMEM;
 	out->name = display;
+	out->func = strdup(name);
 	out->file = strdup(file);
 	out->line = line;
-	if (!out->file) {
-		free(display);
+	if (!out->func || !out->file) {
+		name_free(out);
+		*out = (struct py_name){};
 		return -ENOMEM;
 	}
 	return 0;
@@ -559,14 +566,12 @@ const struct py_name *py_names__get(struct py_names *n, const struct proc_key *p
 	read_name(p, pb, bias, v, n, &name);
 	if (n->n >= PY_NAMES_MAX) {
 		n->full++;
-		free((char *)name.name);
-		free((char *)name.file);
+		name_free(&name);
 		return NULL;
 	}
 	e = calloc(1, sizeof(*e));
 	if (!e) {
-		free((char *)name.name);
-		free((char *)name.file);
+		name_free(&name);
 		return NULL;
 	}
 	*e = (struct py_entry){ n->buckets[b], *p, v, name };

@@ -38,6 +38,7 @@ void python__bpf_proc(const struct py_binary *pb, uint64_t bias, uint32_t id,
 /* A Python frame's name, as the reports print it, and where its function is. */
 struct py_name {
 	const char *name;	/* "stilton (cheeses.py:7)" */
+	const char *func;	/* "stilton": its qualified name (3.11 on), else its name */
 	const char *file;	/* its code object's file, as Python has it */
 	uint32_t line;		/* its first line */
 };

@@ -63,7 +63,8 @@ static size_t walk(const char *str, enum escape_flavour fl,
 			s += n;
 			continue;
 		}
-		if (fl == ESCAPE_FOLDED && (*s == ';' || *s == ' ')) {
+		if ((fl == ESCAPE_FOLDED && (*s == ';' || *s == ' ')) ||
+		    (fl == ESCAPE_FOLDED_SPACED && *s == ';')) {
 			put(ctx, *s == ';' ? ":" : "_", 1);
 			out++;
 			s++;
@@ -123,6 +124,8 @@ int escape__needed(const char *str, enum escape_flavour flavour)
 		if (*s < 0x20 || *s >= 0x7f)
 			return 1;
 		if (flavour == ESCAPE_FOLDED && (*s == ';' || *s == ' '))
+			return 1;
+		if (flavour == ESCAPE_FOLDED_SPACED && *s == ';')
 			return 1;
 	}
 	return 0;

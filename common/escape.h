@@ -14,6 +14,7 @@
 enum escape_flavour {
 	ESCAPE_TEXT,	/* text reports: the rest as it is */
 	ESCAPE_FOLDED,	/* folded stacks: also ';' as ':' and ' ' as '_' */
+	ESCAPE_FOLDED_SPACED,	/* folded stacks, spaces kept: ';' as ':' */
 };
 
 void escape__print(FILE *f, const char *s, enum escape_flavour flavour);

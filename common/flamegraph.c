@@ -183,7 +183,7 @@ static void xml_text(FILE *f, const char *s)
 
 /*
  * Red for user code, orange for the kernel, green for JIT, aqua for inlined
- * calls, grey for the rest (flamegraph.pl's habit).
+ * calls, grey for the rest (flamegraph.pl's habit); Python's functions blue.
  */
 static void colour(const struct node *n, char *buf, size_t size)
 {
@@ -200,6 +200,9 @@ static void colour(const struct node *n, char *buf, size_t size)
 		break;
 	case FRAME_INLINE:
 		snprintf(buf, size, "rgb(%u,%u,%u)", 40 + h % 50, 180 + (h >> 8) % 50, 190 + (h >> 16) % 50);
+		break;
+	case FRAME_PYTHON:
+		snprintf(buf, size, "rgb(%u,%u,%u)", 90 + h % 40, 110 + (h >> 8) % 50, 210 + (h >> 16) % 45);
 		break;
 	case FRAME_USER:
 		/* Less green than the kernel's orange, so the two kinds stay apart. */

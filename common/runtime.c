@@ -81,7 +81,7 @@ int runtime_names__get(struct runtime_names *n, const struct proc_key *p,
 
 	if (!name)
 		return -ENOENT;
-	*out = (struct runtime_frame){ name->name, name->file, name->line };
+	*out = (struct runtime_frame){ name->name, name->func, name->file, name->line };
 	return 0;
 }
 

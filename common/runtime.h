@@ -35,6 +35,7 @@ int runtime__process(const struct runtime_bpf *b, __u32 tgid, const struct runti
 /* What the reports need of a runtime's frame. */
 struct runtime_frame {
 	const char *name;	/* as printed: "stilton (cheeses.py:7)" */
+	const char *func;	/* the function's own name: "stilton" */
 	const char *file;	/* its function's file; NULL if unknown */
 	uint32_t line;		/* its function's first line; 0 if unknown */
 };

@@ -334,7 +334,8 @@ int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key
 				out[k++] = (struct frame){ .name = PY_UNKNOWN_NAME, .kind = FRAME_UNKNOWN };
 			else
 				out[k++] = (struct frame){ .name = rf.name, .kind = FRAME_PYTHON,
-							   .file = rf.file, .line = rf.line };
+							   .func = rf.func, .file = rf.file,
+							   .line = rf.line };
 			continue;
 		}
 		/* A frame by file keeps its offset in the file as its address (pprof's). */

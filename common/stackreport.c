@@ -364,6 +364,12 @@ int stackreport__print(struct stackreport *r)
 				if (f[k].kind != FRAME_ROOT)	/* the names are fields */
 					json_frame(&j, &f[k]);
 			json__end_array(&j);
+			/* Beside the names, each frame's kind: what the name alone leaves unsaid. */
+			json__begin_array(&j, "kinds");
+			for (size_t k = 0; k < nf; k++)
+				if (f[k].kind != FRAME_ROOT)
+					json__str(&j, NULL, frame_kind__name(f[k].kind));
+			json__end_array(&j);
 			json__end_line(&j);
 		}
 	}

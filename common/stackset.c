@@ -141,13 +141,14 @@ static int64_t frame_id(struct stackset *s, const struct frame *f)
 		.addr = f->addr,
 		.module = intern(s, f->module),
 		.build_id = intern(s, f->build_id),
+		.func = intern(s, f->func),
 		.file = intern(s, f->file),
 		.line = f->line,
 	};
 	size_t i, mask;
 
 	if (!k.name || (f->module && !k.module) || (f->build_id && !k.build_id) ||
-	    (f->file && !k.file))
+	    (f->file && !k.file) || (f->func && !k.func))
 		return -1;
 	if ((s->nframes + 1) * 2 > s->frame_index.cap &&
 	    index_build(&s->frame_index, 2 * (s->nframes + 1), s->nframes, frame_hash_at, s))
@@ -172,6 +173,29 @@ static int64_t frame_id(struct stackset *s, const struct frame *f)
 	s->frames[s->nframes] = k;
 	s->frame_index.slot[i] = s->nframes + 1;
 	return s->nframes++;
+}
+
+const char *frame_kind__name(enum frame_kind kind)
+{
+	switch (kind) {
+	case FRAME_ROOT:
+		return "root";
+	case FRAME_USER:
+		return "user";
+	case FRAME_KERNEL:
+		return "kernel";
+	case FRAME_JIT:
+		return "jit";
+	case FRAME_INLINE:
+		return "inlined";
+	case FRAME_PYTHON:
+		return "python";
+	case FRAME_SEPARATOR:
+		return "separator";
+	case FRAME_UNKNOWN:
+		break;
+	}
+	return "unknown";
 }
 
 struct stackset *stackset__new(void)
@@ -351,7 +375,12 @@ int stackset__write_folded(const struct stackset *s, FILE *f)
 
 			if (k)
 				fputc(';', f);
-			escape__print(f, fr->name, ESCAPE_FOLDED);
+			/*
+			 * A Python frame keeps its spaces, "name (file.py:7)":
+			 * a line's count is its last field, whatever came before.
+			 */
+			escape__print(f, fr->name,
+				      fr->kind == FRAME_PYTHON ? ESCAPE_FOLDED_SPACED : ESCAPE_FOLDED);
 			/* stackcollapse-perf.pl --inline's mark, which flamegraph.pl colours. */
 			if (fr->kind == FRAME_INLINE)
 				fputs("_[i]", f);

@@ -18,12 +18,16 @@ enum frame_kind {
 	FRAME_UNKNOWN,		/* "[unknown]", "[vdso]" (no symbol), "[Missed User Stack]", ... */
 };
 
+/* A kind's name in JSON: "user", "kernel", "jit", "inlined", "python", "separator", "unknown". */
+const char *frame_kind__name(enum frame_kind kind);
+
 struct frame {
 	const char *name;	/* as printed: "vfs_read", "main", "[unknown]", "--" */
 	enum frame_kind kind;
 	uint64_t addr;		/* run-time address; 0 where there is none */
 	const char *module;	/* binary path or kernel module; NULL if none */
 	const char *build_id;	/* hex; NULL if unknown */
+	const char *func;	/* its function's own name, where @name says more (Python's); NULL: @name */
 	const char *file;	/* its function's source file, where known (Go's pclntab) */
 	uint32_t line;		/* ... and the line the function starts at, or is at; 0 unknown */
 };
