@@ -1,0 +1,166 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Python programs (tests/python/cheeses.py) under Debian's own CPython: 3.9
+# (bullseye), 3.11 (this machine's bookworm), 3.13 (trixie) and 3.14
+# (forky), the others unpacked by tests/python/fetch and run chrooted. Their
+# Python functions in profile, offcputime and offwaketime, in place of the
+# interpreter loop and among the native frames, in every output; an
+# embedding program, a process gone before the report, -X perf, and a fake
+# interpreter that plants a frame loop.
+
+load helpers
+
+PYVERS="3.9 3.11 3.13 3.14"
+CHEESES=$ROOT/tests/python/cheeses.py
+
+setup_file() {
+	for v in $PYVERS; do
+		[ "$v" = 3.11 ] || "$ROOT/tests/python/fetch" "$v" "$BUILD/cache/python/$v" > /dev/null ||
+			return 1
+	done
+}
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	export HOME=$T
+	# Each function's first line, as its frames name it.
+	for f in main wensleydale cheddar stilton napping doze listen curdle whisk whey; do
+		eval "L_$f=$(grep -n "^def $f(" "$CHEESES" | cut -d: -f1)"
+	done
+}
+
+teardown() {
+	stop_bg ${WPID:-}
+	assert_nothing_loaded profile offcputime offwaketime
+}
+
+# pyroot VERSION: the root its python runs in ("" for this machine's 3.11).
+pyroot() {
+	[ "$1" = 3.11 ] || echo "$BUILD/cache/python/$1"
+}
+
+# cheeses VERSION SECONDS [PYTHON OPTIONS...]: runs the workload under that
+# CPython; sets WPID and BUSY, NAPPER, READER, WRITER (thread ids).
+cheeses() {
+	local ver=$1 secs=$2 root
+	shift 2
+	root=$(pyroot "$ver")
+	: > "$T/work"
+	if [ -n "$root" ]; then
+		cp "$CHEESES" "$root/tmp/cheeses.py"
+		chroot "$root" "/usr/bin/python$ver" "$@" /tmp/cheeses.py "$secs" > "$T/work" &
+	else
+		"/usr/bin/python$ver" "$@" "$CHEESES" "$secs" > "$T/work" &
+	fi
+	WPID=$!
+	wait_for_line "$T/work" '^pid '
+	read -r _ pid _ BUSY _ NAPPER _ READER _ WRITER < "$T/work"
+	[ "$pid" = "$WPID" ] || fail "workload pid $pid, started $WPID"
+}
+
+# frame NAME: a Python frame of cheeses.py as the reports print it, as a regex.
+frame() {
+	local line
+	eval "line=\$L_$1"
+	printf '%s \\(cheeses\\.py:%s\\)' "$1" "$line"
+}
+
+# busy_whole FILE TID: of thread TID's samples in profile's --json FILE, how
+# many have the busy chain whole (from _start, each Python caller in order,
+# stilton the innermost Python frame); prints "whole all".
+busy_whole() {
+	jq -r --argjson t "$2" 'select(.pid == $t) | "\(.samples)\t\(.frames | join(";"))"' "$1" |
+		awk -F'\t' -v chain="^_start;(.*;)?$(frame main);(.*;)?$(frame wensleydale);(.*;)?$(frame cheddar);(.*;)?$(frame stilton)(;|$)" '
+			{ all += $1 }
+			$2 ~ chain { rest = $2; sub(/.*stilton \(cheeses\.py:[0-9]+\)/, "", rest)
+				     if (rest !~ /\.py:/) n += $1 }
+			END { print n + 0, all + 0 }'
+}
+
+# check_busy FILE VERSION: >= 95% of the busy thread's samples whole, of at least 40.
+check_busy() {
+	local n all
+	read -r n all < <(busy_whole "$1" "$BUSY")
+	[ "$all" -ge 40 ] || fail "Python $2: $all samples of the busy thread"
+	[ $((n * 100)) -ge $((all * 95)) ] ||
+		fail "Python $2: $n of $all busy samples whole: $(jq -c --argjson t "$BUSY" 'select(.pid == $t) | .frames' "$1" | head -3)"
+}
+
+@test "python: profile shows the busy thread's Python chain whole, in place of the interpreter loop, on 3.9, 3.11, 3.13 and 3.14" {
+	require_bpf
+	for v in $PYVERS; do
+		cheeses "$v" 4
+		"$BIN/profile" -v --json -F 99 -p "$WPID" 2 > "$T/out.$v" 2> "$T/err.$v" ||
+			fail "profile failed on $v: $(cat "$T/err.$v")"
+		stop_bg "$WPID"
+		WPID=
+		check_busy "$T/out.$v" "$v"
+		grep -q "python$v: CPython $v: Python frames in place of its interpreter loop" "$T/err.$v" ||
+			fail "Python $v: not recognised: $(grep -i cpython "$T/err.$v")"
+		# The loop's own frame is gone wherever its Python frames took its place.
+		run jq -r --argjson t "$BUSY" 'select(.pid == $t) | .frames[]' "$T/out.$v"
+		refute_output --partial _PyEval_EvalFrameDefault
+		run jq -r '.kinds[]' "$T/out.$v"
+		assert_output --partial python
+	done
+}
+
+@test "python: offcputime has the sleeping thread's time under its Python callers, on every version" {
+	require_bpf
+	for v in $PYVERS; do
+		cheeses "$v" 4
+		"$BIN/offcputime" --json -p "$WPID" 2 > "$T/out.$v" 2> "$T/err.$v" ||
+			fail "offcputime failed on $v: $(cat "$T/err.$v")"
+		stop_bg "$WPID"
+		WPID=
+		jq -r --argjson t "$NAPPER" 'select(.pid == $t) | "\(.total_us)\t\(.frames | join(";"))"' \
+			"$T/out.$v" > "$T/napper.$v"
+		# time.sleep(): select() in 3.9, clock_nanosleep() after; the GIL's wait after it too.
+		run awk -F'\t' -v chain="$(frame napping);(.*;)?$(frame doze);.*;schedule;" '
+			{ all += $1 } $2 ~ chain { n += $1 }
+			END { printf "%d of %d us\n", n, all; exit !(all >= 1500000 && n * 100 >= all * 95) }' \
+			"$T/napper.$v"
+		assert_success
+	done
+}
+
+@test "python: offwaketime joins the pipe reader's Python stack with its Python waker's" {
+	require_bpf
+	for v in $PYVERS; do
+		cheeses "$v" 4
+		"$BIN/offwaketime" -f -p "$WPID" 2 > "$T/out.$v" 2> "$T/err.$v" ||
+			fail "offwaketime failed on $v: $(cat "$T/err.$v")"
+		stop_bg "$WPID"
+		WPID=
+		# Blocked side root first; the waker's leaf first, after "--".
+		run awk -v reader="$(frame listen);(.*;)?$(frame curdle);.*anon_pipe_read" \
+			-v waker="--;.*anon_pipe_write;.*$(frame whey);(.*;)?$(frame whisk);" '
+			$0 ~ reader { all += $NF; if ($0 ~ waker) n += $NF }
+			END { printf "%d of %d us\n", n, all; exit !(all >= 1000000 && n * 100 >= all * 90) }' \
+			"$T/out.$v"
+		assert_success
+	done
+}
+
+@test "python: every output carries the Python frames: text, folded, JSON kinds, SVG colour, pprof functions with file and line" {
+	require_bpf
+	cheeses 3.11 5
+	"$BIN/profile" -F 99 -p "$WPID" --svg "$T/p.svg" --pprof "$T/p.pb.gz" 2 > "$T/text" 2> "$T/err"
+	"$BIN/profile" -F 99 -p "$WPID" -f 1 > "$T/folded" 2>> "$T/err"
+	run grep -E "^    $(frame stilton)\$" "$T/text"
+	assert_success
+	# Folded: the frame's space kept, the count the line's last field.
+	run grep -cE ";$(frame cheddar);$(frame stilton)( |;).* [0-9]+\$" "$T/folded"
+	refute_output 0
+	# SVG: well-formed, the frame there in the Python colour (blue).
+	xmllint --noout "$T/p.svg"
+	run grep -E "<title>stilton \\(cheeses\\.py:$L_stilton\\) \\(" "$T/p.svg"
+	assert_success
+	run grep -A1 -E "<title>stilton \\(cheeses\\.py:$L_stilton\\) \\(" "$T/p.svg"
+	assert_output --regexp 'fill="rgb\((9[0-9]|1[0-2][0-9]),(1[1-5][0-9]),(2[1-5][0-9])\)"'
+	# pprof: a Function named as Python names it, with its file and first line.
+	run go tool pprof -raw "$T/p.pb.gz"
+	assert_success
+	assert_output --regexp " stilton $CHEESES:$L_stilton s=$L_stilton"
+	assert_output --regexp " wensleydale $CHEESES:$L_wensleydale s=$L_wensleydale"
+}
