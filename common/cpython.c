@@ -13,6 +13,7 @@
 #include "tool.h"
 
 struct py_binary {
+	unsigned int minor;		/* of 3.x */
 	char version[16];		/* "3.11" */
 	struct py_layout l;		/* what the BPF walk reads */
 	uint16_t ascii_data;		/* where a compact ASCII string's characters start */
@@ -296,6 +297,7 @@ struct py_binary *python__probe(int fd, Elf *elf, const char *path)
 	} else {
 		version_from_rodata(elf, fd, &minor);
 	}
+	pb->minor = minor;
 	if (minor)
 		snprintf(pb->version, sizeof(pb->version), "3.%u", minor);
 	else
@@ -351,6 +353,40 @@ void python__bpf_proc(const struct py_binary *pb, uint64_t bias, uint32_t id,
 		out->eval[i][0] = file | pb->eval[i][0];
 		out->eval[i][1] = file | pb->eval[i][1];
 	}
+}
+
+/* Reads @len bytes at @addr of process @pid. */
+static int read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+	return n == (ssize_t)len ? 0 : -EFAULT;
+}
+
+bool python__trampolines(const struct py_binary *pb, pid_t pid, uint64_t start, uint64_t end,
+			 struct unwind_row *row)
+{
+	/*
+	 * Python/asm_trampoline.S, copied over the region one after another:
+	 * (endbr64;) sub $8, %rsp; call *%rcx; add $8, %rsp; ret. Its caller's
+	 * frame is 16 bytes up, the return address the 8 below that.
+	 */
+	static const uint8_t plain[] = { 0x48, 0x83, 0xec, 0x08, 0xff, 0xd1 };
+	static const uint8_t cet[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x83, 0xec, 0x08, 0xff, 0xd1 };
+	uint8_t code[sizeof(cet)];
+
+#if defined(__x86_64__)
+	if (pb->minor < 12 || end - start < sizeof(code) || read_mem(pid, start, code, sizeof(code)))
+		return false;
+	if (memcmp(code, plain, sizeof(plain)) && memcmp(code, cet, sizeof(cet)))
+		return false;
+	*row = (struct unwind_row){ .pc = 0, .cfa_off = 16, .cfa_ra = UNWIND_CFA_SP | 1 << 4 };
+	return true;
+#else
+	/* arm64's keep a frame record: the frame-pointer walk goes through them. */
+	return false;
+#endif
 }
 
 /* A name's characters kept at most, and a file's. */
@@ -417,15 +453,6 @@ static bool same_proc(const struct proc_key *a, const struct proc_key *b)
 	return a->tgid == b->tgid && a->exec_id == b->exec_id && a->start_ns == b->start_ns;
 }
 
-/* Reads @len bytes at @addr of process @pid. */
-static int read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-
-	return n == (ssize_t)len ? 0 : -EFAULT;
-}
-
 /* Appends code point @c to @out as UTF-8, if it fits: the length written. */
 static size_t put_utf8(char *out, size_t room, uint32_t c)
 {
@@ -488,7 +515,9 @@ static int read_str(pid_t pid, const struct py_binary *pb, uint64_t addr, char *
 	for (size_t i = 0; i < chars && o + 4 < size; i++) {
 		uint32_t c = kind == 1 ? raw[i] : kind == 2 ? ((uint16_t *)raw)[i] :
 			     ((uint32_t *)raw)[i];
-		size_t w = put_utf8(out + o, size - o - 1, c);
+		/* A NUL would end the name here; spelled as the escapers spell bytes. */
+		size_t w = c ? put_utf8(out + o, size - o - 1, c) :
+			   o + 5 < size ? (memcpy(out + o, "\\x00", 4), 4) : 0;
 
 		if (!w)
 			break;

@@ -35,6 +35,14 @@ const char *python__version(const struct py_binary *pb);
 void python__bpf_proc(const struct py_binary *pb, uint64_t bias, uint32_t id,
 		      struct py_proc *out);
 
+/*
+ * Is the anonymous code at [@start, @end) of process @pid, which runs
+ * @pb, its perf trampolines (python -X perf, 3.12 on)? On x86-64 they keep
+ * no frame pointer: *@row says where their caller's frame is.
+ */
+bool python__trampolines(const struct py_binary *pb, pid_t pid, uint64_t start, uint64_t end,
+			 struct unwind_row *row);
+
 /* A Python frame's name, as the reports print it, and where its function is. */
 struct py_name {
 	const char *name;	/* "stilton (cheeses.py:7)" */

@@ -2,6 +2,7 @@
 /* The runtimes known here, each behind the same few calls: only CPython so far. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <bpf/bpf.h>
 
 #include "cpython.h"
@@ -52,6 +53,17 @@ int runtime__process(const struct runtime_bpf *b, __u32 tgid, const struct runti
 	}
 	python__bpf_proc(rb->py, bias, id, &proc);
 	return bpf_map_update_elem(b->py_procs_fd, &tgid, &proc, BPF_ANY) ? -errno : 0;
+}
+
+bool runtime__trampolines(const struct runtime_binary *rb, pid_t pid, uint64_t start,
+			  uint64_t end, struct unwind_row *row)
+{
+	return python__trampolines(rb->py, pid, start, end, row);
+}
+
+bool runtime__trampoline_name(const char *name)
+{
+	return !strncmp(name, "py::", 4);
 }
 
 struct runtime_names *runtime_names__new(void)

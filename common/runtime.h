@@ -4,10 +4,13 @@
 #define BPFSCOPE_RUNTIME_H
 
 #include <gelf.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <linux/types.h>
 
 #include "stack_key.h"
+#include "unwind.h"
 
 /*
  * An interpreter as one binary holds it (CPython: python3.X, or
@@ -31,6 +34,21 @@ struct runtime_bpf {
  */
 int runtime__process(const struct runtime_bpf *b, __u32 tgid, const struct runtime_binary *rb,
 		     uint64_t bias, uint32_t id);
+
+/*
+ * Does the anonymous code at [@start, @end) of process @pid, which runs
+ * @rb, hold the runtime's own trampolines (CPython's -X perf, on x86-64)?
+ * Then *@row is how to walk a frame anywhere in them.
+ */
+bool runtime__trampolines(const struct runtime_binary *rb, pid_t pid, uint64_t start,
+			  uint64_t end, struct unwind_row *row);
+
+/*
+ * Is @name, a JIT frame's (from a perf map), one of a runtime's
+ * trampolines, which only repeat the runtime frame beside them? (CPython
+ * -X perf's "py::function:file".)
+ */
+bool runtime__trampoline_name(const char *name);
 
 /* What the reports need of a runtime's frame. */
 struct runtime_frame {

@@ -298,6 +298,26 @@ static const char *unnamed_in(struct stackread *st, const char *module)
 	return m->name;
 }
 
+/*
+ * A runtime's trampolines (CPython's -X perf) name the function whose
+ * frame is beside them: where the runtime's own frames are in the stack,
+ * they would say each twice. The stack's new length.
+ */
+static int drop_trampolines(struct frame *f, int n)
+{
+	int k = 0;
+	bool runtime = false;
+
+	for (int i = 0; i < n && !runtime; i++)
+		runtime = f[i].kind == FRAME_PYTHON;
+	if (!runtime)
+		return n;
+	for (int i = 0; i < n; i++)
+		if (f[i].kind != FRAME_JIT || !runtime__trampoline_name(f[i].name))
+			f[k++] = f[i];
+	return k;
+}
+
 /* Said after the last frame of a stack the unwinder found deeper than it keeps. */
 #define DEEPER_MARK "[truncated: deeper than 127 frames]"
 _Static_assert(STACK_MAX_DEPTH == 127, "DEEPER_MARK names the depth");
@@ -376,5 +396,5 @@ int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key
 	}
 	if (deeper)
 		out[k++] = (struct frame){ .name = DEEPER_MARK, .kind = FRAME_UNKNOWN };
-	return k;
+	return drop_trampolines(out, k);
 }

@@ -51,6 +51,8 @@ struct unwinder {
 	struct unwind_proc *scratch;	/* one entry, read back to sweep */
 	struct bpf_link *on_exec, *on_new_area;
 	struct runtime_bpf runtimes;
+	__u32 trampoline_row;		/* the rows' index of CPython's trampolines', once made */
+	bool trampoline_made;
 };
 
 enum unwind_method unwind__parse_method(struct argp_state *state, const char *arg)
@@ -255,22 +257,50 @@ static bool load_bias(const struct table *t, const struct syms_mapping *m, __u64
 	return false;
 }
 
-/* Tells the runtimes' BPF side which interpreter process @tgid runs, if one. */
-static void on_process_runtime(struct unwinder *u, __u32 tgid, const struct syms_mapping *m,
-			       size_t n)
+/* The interpreter process @tgid runs, if one: the table of its binary, and its load bias. */
+static const struct table *runtime_of(const struct syms_mapping *m, size_t n, __u64 *bias)
 {
-	const struct table *t = NULL;
-	__u64 bias = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct table *t = m[i].binary;
 
-	for (size_t i = 0; i < n && !t; i++) {
-		t = m[i].binary;
-		if (t && (!t->runtime || !load_bias(t, &m[i], &bias)))
-			t = NULL;
+		if (t && t->runtime && load_bias(t, &m[i], bias))
+			return t;
 	}
+	return NULL;
+}
+
+/* Tells the runtimes' BPF side which interpreter process @tgid runs, if one. */
+static void on_process_runtime(struct unwinder *u, __u32 tgid, const struct table *t, __u64 bias)
+{
 	if (runtime__process(&u->runtimes, tgid, t ? t->runtime : NULL, bias, t ? t->id : 0)) {
 		u->lost.runtimes++;
 		pr_debug("pid %u: no room for its interpreter: its frames stay native", tgid);
 	}
+}
+
+/*
+ * Anonymous code of process @tgid that its interpreter @t says are its
+ * trampolines (CPython's -X perf): walked by the one row they all share,
+ * made once. Whether @um got it.
+ */
+static bool trampolines(struct unwinder *u, __u32 tgid, const struct table *t,
+			const struct syms_mapping *m, struct unwind_mapping *um)
+{
+	struct unwind_row row;
+
+	if (!t || !runtime__trampolines(t->runtime, tgid, m->start, m->end, &row))
+		return false;
+	if (!u->trampoline_made) {
+		if (u->rows_used == u->rows_cap)
+			return false;
+		u->trampoline_row = u->rows_used++;
+		u->rows[u->trampoline_row] = row;
+		u->trampoline_made = true;
+	}
+	um->first = u->trampoline_row;
+	um->n = 1;
+	um->bias = m->start;
+	return true;
 }
 
 /*
@@ -314,6 +344,8 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 {
 	struct unwinder *u = ctx;
 	struct unwind_proc *p = calloc(1, sizeof(*p));
+	__u64 bias = 0;
+	const struct table *rt = runtime_of(m, n, &bias);
 	size_t cfi = 0;
 	__u32 tgid = k->tgid;
 
@@ -338,6 +370,8 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 			um->first = t->first;
 			um->n = t->n;
 			cfi++;
+		} else if (!t && trampolines(u, tgid, rt, &m[i], um)) {
+			cfi++;
 		}
 	}
 	if (bpf_map_update_elem(u->procs_fd, &tgid, p, BPF_ANY) &&
@@ -350,7 +384,7 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 		pr_debug("pid %u: CFI for %zu of %zu executable mappings", tgid, cfi, n);
 	}
 	free(p);
-	on_process_runtime(u, tgid, m, n);
+	on_process_runtime(u, tgid, rt, bias);
 }
 
 struct unwinder *unwinder__new(struct syms *syms, const struct unwind_bpf *m)

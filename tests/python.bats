@@ -164,3 +164,100 @@ check_busy() {
 	assert_output --regexp " stilton $CHEESES:$L_stilton s=$L_stilton"
 	assert_output --regexp " wensleydale $CHEESES:$L_wensleydale s=$L_wensleydale"
 }
+
+@test "python: a program embedding CPython (libpython3.11.so) has its Python frames too" {
+	require_bpf
+	gcc $(/usr/bin/python3.11-config --cflags --embed) -o "$T/embed" "$ROOT/tests/python/embed.c" \
+		$(/usr/bin/python3.11-config --ldflags --embed)
+	run ldd "$T/embed"
+	assert_output --regexp 'libpython3\.11\.so\.1\.0 => /(usr/)?lib/x86_64-linux-gnu/'
+	: > "$T/work"
+	"$T/embed" "$CHEESES" 4 > "$T/work" &
+	WPID=$!
+	wait_for_line "$T/work" '^pid '
+	read -r _ _ _ BUSY _ < "$T/work"
+	"$BIN/profile" -v --json -F 99 -p "$WPID" 2 > "$T/out" 2> "$T/err"
+	grep -q 'libpython3.11.so.1.0: CPython 3.11: Python frames' "$T/err"
+	check_busy "$T/out" "3.11 (embedded)"
+}
+
+@test "python: a short-lived python3 -c, gone before the report, keeps its Python names" {
+	require_bpf
+	: > "$T/out"
+	: > "$T/err"
+	"$BIN/profile" --json -F 99 5 > "$T/out" 2> "$T/err" &
+	PPID_BG=$!
+	wait_for_line "$T/err" '^Sampling'
+	/usr/bin/python3.11 -c '
+import time
+def brie():
+    x = 0
+    for i in range(30000):
+        x += i
+def camembert():
+    brie()
+end = time.monotonic() + 2
+while time.monotonic() < end:
+    camembert()' &
+	py=$!
+	wait "$py"
+	wait "$PPID_BG"
+	# Its samples: all under camembert and brie, from the <string> of -c.
+	run jq -r --argjson p "$py" 'select(.tgid == $p) | "\(.samples)\t\(.frames | join(";"))"' "$T/out"
+	assert_success
+	echo "$output" > "$T/py"
+	run awk -F'\t' '{ all += $1 } $2 ~ /camembert \(<string>:7\);brie \(<string>:3\)/ { n += $1 }
+		END { printf "%d of %d\n", n, all; exit !(all >= 100 && n * 100 >= all * 95) }' "$T/py"
+	assert_success
+	refute_output --partial "[unknown python]"
+}
+
+@test "python: -X perf's trampolines are walked through, each Python function named once (3.13, 3.14)" {
+	require_bpf
+	for v in 3.13 3.14; do
+		cheeses "$v" 4 -X perf
+		"$BIN/profile" --json -F 99 -p "$WPID" 2 > "$T/out.$v" 2> "$T/err.$v"
+		stop_bg "$WPID"
+		WPID=
+		check_busy "$T/out.$v" "$v -X perf"
+		# Not twice: the perf map's "py::stilton:..." beside stilton's own frame.
+		run jq -r '.frames[]' "$T/out.$v"
+		refute_output --partial 'py::'
+		run jq -r --argjson t "$BUSY" 'select(.pid == $t) | .frames | map(select(test("^stilton "))) | length' "$T/out.$v"
+		refute_output --regexp '(^|\n)([02-9]|[0-9][0-9]+)($|\n)'
+	done
+}
+
+@test "python: a fake interpreter whose frame chain loops ends bounded, its hostile name escaped; an unknown version stays native" {
+	require_bpf
+	gcc -O2 -o "$T/fakepy" "$ROOT/tests/python/fakepy.c"
+	gcc -O2 -DPY_VERSION=0x030c00f0UL -o "$T/fakepy-3.12" "$ROOT/tests/python/fakepy.c"
+	: > "$T/work"
+	"$T/fakepy" 6 > "$T/work" &
+	WPID=$!
+	wait_for_line "$T/work" '^pid '
+	timeout 20 "$BIN/profile" -f -F 99 -p "$WPID" 2 > "$T/out" 2> "$T/err"
+	# One slot a frame: 127, and the mark that says there were more.
+	run awk -F';' 'NF > max { max = NF } END { print max }' "$T/out"
+	assert_output 129
+	run grep -c 'truncated:_deeper_than_127_frames' "$T/out"
+	refute_output 0
+	# The name's escapes never reach the terminal, and it is cut.
+	run grep -c $'\033' "$T/out"
+	assert_output 0
+	run grep -F '\x1b[2J\x1b]0:x\x07:ev' "$T/out"
+	assert_success
+	run awk '{ for (i = 1; i <= NF; i++) if (length($i) > 5000) n++ } END { print n + 0 }' "$T/out"
+	assert_output 0
+	stop_bg "$WPID"
+	: > "$T/work"
+	"$T/fakepy-3.12" 6 > "$T/work" &
+	WPID=$!
+	wait_for_line "$T/work" '^pid '
+	"$BIN/profile" -v -f -F 99 -p "$WPID" 1 > "$T/out" 2> "$T/err"
+	grep -q 'fakepy-3.12: CPython 3.12, whose structures are not known: its Python frames are not read' "$T/err"
+	run grep -c 'main;_PyEval_EvalFrameDefault [0-9]*$' "$T/out"
+	refute_output 0
+	run grep -c '(' "$T/out"
+	assert_output 0
+}
