@@ -103,6 +103,8 @@ deps:
 	@scripts/deps.sh install build static test
 	@# Debian 12's Go (1.19) has one of the pclntab layouts tests/go.bats reads: the newest too.
 	@tests/go/fetch 1.24 $(OUTPUT)/cache/go > /dev/null
+	@# The CPythons of other Debian releases tests/python.bats runs chrooted.
+	@for v in 3.9 3.13 3.14; do tests/python/fetch $$v $(OUTPUT)/cache/python/$$v > /dev/null || exit 1; done
 
 deps-check:
 	@scripts/deps.sh check $(DEPS_GROUPS)

@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 
 #include "cpython.h"
+#include "probe.h"
 #include "runtime.h"
 
 struct runtime_binary {
@@ -18,9 +19,13 @@ struct runtime_names {
 
 struct runtime_binary *runtime__probe(int fd, Elf *elf, const char *path)
 {
-	struct py_binary *py = python__probe(fd, elf, path);
 	struct runtime_binary *rb;
+	struct py_binary *py;
 
+	/* BPFSCOPE_DISABLE=python: interpreters walked as the native code they are. */
+	if (probe__disabled("python"))
+		return NULL;
+	py = python__probe(fd, elf, path);
 	if (!py)
 		return NULL;
 	rb = malloc(sizeof(*rb));

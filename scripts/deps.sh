@@ -39,6 +39,9 @@ test time file:/usr/bin/time
 test curl cmd:curl
 test debuginfod cmd:debuginfod
 test python3 cmd:python3
+test python3.11 file:/usr/bin/python3.11
+test python3.11-dev file:/usr/bin/python3.11-config
+test libpython3.11-dev file:/usr/include/python3.11/Python.h
 test libc6-dbg file:/usr/share/doc/libc6-dbg
 test chromium cmd:chromium
 test nodejs cmd:node

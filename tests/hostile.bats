@@ -114,9 +114,9 @@ no_raw_controls() {
 	# pid 1 of a new pid namespace, with its own /tmp: neither is the host's.
 	# The workload keeps its path, even where the build is under /tmp (a
 	# clone there): held at /mnt across the mount, then put back.
+	: > "$T/work"
 	unshare -p -f -m --propagation private sh -c '
 		mount --bind "$1" /mnt && mount -t tmpfs none /tmp &&
-		: > "$T/work"
 		mkdir -p "$1" && mount --bind /mnt "$1" && exec "$1/hostile" jit 8' _ "$WL" > "$T/work" &
 	DPID=$!
 	wait_for_line "$T/work" '^jit '
