@@ -30,6 +30,9 @@ size_t escape__utf8_len(const unsigned char *s)
 	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
 	    (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
+	/* Noncharacters: valid UTF-8, but no character, and no XML. */
+	if ((cp >= 0xfdd0 && cp <= 0xfdef) || (cp & 0xfffe) == 0xfffe)
+		return 0;
 	return len;
 }
 
@@ -39,9 +42,31 @@ static bool control(const unsigned char *s, size_t len)
 	return len == 1 ? s[0] < 0x20 || s[0] == 0x7f : len == 2 && s[0] == 0xc2 && s[1] < 0xa0;
 }
 
-/* Calls @put for each output piece; shared by the FILE and buffer writers. */
+/* What a flavour writes in place of a printable ASCII character, if anything. */
+static const char *replacement(enum escape_flavour fl, unsigned char c)
+{
+	switch (fl) {
+	case ESCAPE_FOLDED:
+		return c == ';' ? ":" : c == ' ' ? "_" : NULL;
+	case ESCAPE_FOLDED_SPACED:
+		return c == ';' ? ":" : NULL;
+	case ESCAPE_XML:
+		return c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" :
+		       c == '"' ? "&quot;" : NULL;
+	case ESCAPE_PROM:
+		return c == '\\' ? "\\\\" : c == '"' ? "\\\"" : NULL;
+	case ESCAPE_TEXT:
+		break;
+	}
+	return NULL;
+}
+
+/*
+ * Calls @put for each output piece, a character or an escape, until it
+ * says no more fit; shared by the FILE and buffer writers.
+ */
 static size_t walk(const char *str, enum escape_flavour fl,
-		   void (*put)(void *ctx, const char *p, size_t n), void *ctx)
+		   bool (*put)(void *ctx, const char *p, size_t n), void *ctx)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	static const char hex[] = "0123456789abcdef";
@@ -49,37 +74,44 @@ static size_t walk(const char *str, enum escape_flavour fl,
 
 	while (*s) {
 		size_t len = escape__utf8_len(s);
+		const char *r;
 
 		if (!len || control(s, len)) {
 			/* The lead byte alone: what follows it gets its own look. */
 			size_t n = len ? len : 1;
 
 			for (size_t i = 0; i < n; i++) {
-				char e[4] = { '\\', 'x', hex[s[i] >> 4], hex[s[i] & 15] };
+				/* A Prometheus label value's backslash is itself escaped. */
+				char e[5] = { '\\', '\\', 'x', hex[s[i] >> 4], hex[s[i] & 15] };
+				size_t el = fl == ESCAPE_PROM ? 5 : 4;
 
-				put(ctx, e, 4);
-				out += 4;
+				if (!put(ctx, fl == ESCAPE_PROM ? e : e + 1, el))
+					return out;
+				out += el;
 			}
 			s += n;
 			continue;
 		}
-		if ((fl == ESCAPE_FOLDED && (*s == ';' || *s == ' ')) ||
-		    (fl == ESCAPE_FOLDED_SPACED && *s == ';')) {
-			put(ctx, *s == ';' ? ":" : "_", 1);
-			out++;
+		r = len == 1 ? replacement(fl, *s) : NULL;
+		if (r) {
+			if (!put(ctx, r, strlen(r)))
+				return out;
+			out += strlen(r);
 			s++;
 			continue;
 		}
-		put(ctx, (const char *)s, len);
+		if (!put(ctx, (const char *)s, len))
+			return out;
 		out += len;
 		s += len;
 	}
 	return out;
 }
 
-static void put_file(void *ctx, const char *p, size_t n)
+static bool put_file(void *ctx, const char *p, size_t n)
 {
 	fwrite(p, 1, n, ctx);
+	return true;
 }
 
 void escape__print(FILE *f, const char *s, enum escape_flavour flavour)
@@ -93,40 +125,37 @@ void escape__print(FILE *f, const char *s, enum escape_flavour flavour)
 
 struct buf {
 	char *p;
-	size_t size, len;
+	size_t size, len;	/* what fits, what was written */
+	size_t need;		/* what the whole would take */
 };
 
-static void put_buf(void *ctx, const char *p, size_t n)
+/* Whole pieces only: a name cut inside a character would be no UTF-8 at all. */
+static bool put_buf(void *ctx, const char *p, size_t n)
 {
 	struct buf *b = ctx;
 
-	if (b->len < b->size) {
-		size_t room = b->size - b->len;
-
-		memcpy(b->p + b->len, p, n < room ? n : room);
+	if (b->len == b->need && b->len + n <= b->size) {
+		memcpy(b->p + b->len, p, n);
+		b->len += n;
 	}
-	b->len += n;
+	b->need += n;
+	return true;
 }
 
 size_t escape__format(char *buf, size_t size, const char *s, enum escape_flavour flavour)
 {
-	struct buf b = { buf, size ? size - 1 : 0, 0 };
-	size_t n = walk(s, flavour, put_buf, &b);
+	struct buf b = { buf, size ? size - 1 : 0, 0, 0 };
 
+	walk(s, flavour, put_buf, &b);
 	if (size)
-		buf[n < size - 1 ? n : size - 1] = '\0';
-	return n;
+		buf[b.len] = '\0';
+	return b.need;
 }
 
 int escape__needed(const char *str, enum escape_flavour flavour)
 {
-	for (const unsigned char *s = (const unsigned char *)str; *s; s++) {
-		if (*s < 0x20 || *s >= 0x7f)
+	for (const unsigned char *s = (const unsigned char *)str; *s; s++)
+		if (*s < 0x20 || *s >= 0x7f || replacement(flavour, *s))
 			return 1;
-		if (flavour == ESCAPE_FOLDED && (*s == ';' || *s == ' '))
-			return 1;
-		if (flavour == ESCAPE_FOLDED_SPACED && *s == ';')
-			return 1;
-	}
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "flamegraph.h"
 #include "stackset.h"
 
@@ -143,42 +144,10 @@ static void sort_children(struct node *n)
 		sort_children(c);
 }
 
-/*
- * Writes @s as XML character data: escapes markup, and replaces what XML
- * cannot carry (control characters, bytes that are not UTF-8, as in a
- * Latin-1 symbol name) with '?', so that one odd name cannot make the
- * whole file unreadable.
- */
+/* Text in SVG: UTF-8 that XML accepts, with its markup characters as entities. */
 static void xml_text(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-
-	while (*p) {
-		unsigned char c = *p;
-		size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
-			     (c & 0xf8) == 0xf0 ? 4 : 0, i;
-
-		for (i = 1; i < len; i++)
-			if ((p[i] & 0xc0) != 0x80)
-				break;
-		if (!len || i < len || (len == 2 && c < 0xc2)) {
-			fputc('?', f);
-			p++;
-			continue;
-		}
-		switch (c) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default:
-			if (c >= 0x20 || c == '\t')
-				fwrite(p, 1, len, f);
-			else
-				fputc('?', f);
-		}
-		p += len;
-	}
+	escape__print(f, s, ESCAPE_XML);
 }
 
 /*

@@ -98,16 +98,13 @@ bool prom__active(void)
 }
 
 /* Label values are names other users chose: escaped as text, then for the format. */
+/* A label value, escaped, valid UTF-8 however it is cut (at 16 KiB). */
 static void put_value(FILE *f, const char *s)
 {
 	char buf[4 * 4096 + 1];
 
-	escape__format(buf, sizeof(buf), s, ESCAPE_TEXT);
-	for (const char *p = buf; *p; p++) {
-		if (*p == '\\' || *p == '"')
-			fputc('\\', f);
-		fputc(*p, f);
-	}
+	escape__format(buf, sizeof(buf), s, ESCAPE_PROM);
+	fputs(buf, f);
 }
 
 static char *format_labels(const struct label *labels, int n, bool other)

@@ -63,3 +63,43 @@ H=$BUILD/tests/unit/histogram
 	echo "$output" | jq -e '.comm == "a\"b\\c\n" and .total == 3 and .sum == 15 and
 		(.buckets | length) == 3 and .p50 <= .p90 and .max == 7'
 }
+
+E=$BUILD/tests/unit/escapetest
+
+@test "escapers: noncharacters, overlong forms and surrogates are bytes in every writer; U+FFFD is a character" {
+	# U+FFFE, U+FDD0, U+10FFFF (noncharacters), an overlong '/', a surrogate, then U+FFFD.
+	bad=$'\xef\xbf\xbe\xef\xb7\x90\xf4\x8f\xbf\xbf\xc0\xaf\xed\xa0\x80'
+	for fl in text folded xml; do
+		run "$E" "$fl" "a${bad}b"$'\xef\xbf\xbd'
+		assert_success
+		assert_output 'a\xef\xbf\xbe\xef\xb7\x90\xf4\x8f\xbf\xbf\xc0\xaf\xed\xa0\x80b'$'\xef\xbf\xbd'
+	done
+	# In a Prometheus label value, the escape's backslash is itself escaped.
+	run "$E" prom "a${bad}"
+	assert_output 'a\\xef\\xbf\\xbe\\xef\\xb7\\x90\\xf4\\x8f\\xbf\\xbf\\xc0\\xaf\\xed\\xa0\\x80'
+	run "$E" json "a${bad}"
+	assert_output '"a\\xef\\xbf\\xbe\\xef\\xb7\\x90\\xf4\\x8f\\xbf\\xbf\\xc0\\xaf\\xed\\xa0\\x80"'
+	echo "$output" | jq -e . > /dev/null
+}
+
+@test "escapers: XML entities, Prometheus backslashes, folded separators" {
+	run "$E" xml $'<a href="x">&amp;\x1b'
+	assert_output '&lt;a href=&quot;x&quot;&gt;&amp;amp;\x1b'
+	run "$E" prom $'a\\b"c\nd'
+	assert_output 'a\\b\"c\\x0ad'
+	run "$E" folded 'a b;c'
+	assert_output 'a_b:c'
+	run "$E" spaced 'stilton (a b.py:7);x'
+	assert_output 'stilton (a b.py:7):x'
+}
+
+@test "escapers: a name cut to fit is cut between characters, never inside one" {
+	# "ééé" is six bytes: five bytes of room hold two characters, not two and a half.
+	run "$E" cut 6 $'\xc3\xa9\xc3\xa9\xc3\xa9'
+	assert_line --index 0 $'\xc3\xa9\xc3\xa9'
+	assert_line --index 1 6
+	# An escape is whole too: "a" and "\x1b" need 5 bytes, 4 of room hold "a" only.
+	run "$E" cut 5 $'a\x1bz'
+	assert_line --index 0 a
+	assert_line --index 1 6
+}

@@ -160,6 +160,34 @@ no_raw_controls() {
 	grep -qF "pid = $WPID ev\\x0ail\\x1b[31mred" "$T/text"
 }
 
+@test "hostile: a process named with a noncharacter (U+FFFE) keeps the SVG XML and the Prometheus scrape valid" {
+	require_bpf
+	start "${AS_NOBODY[@]}" "$WL/hostile" comm $'u\xef\xbf\xbeFFFE' 8
+	timeout 30 "$BIN/profile" -p "$WPID" -F 99 --svg "$T/p.svg" 1 > /dev/null 2> "$T/err"
+	xmllint --noout "$T/p.svg"
+	grep -qF 'u\xef\xbf\xbeFFFE' "$T/p.svg"
+	# Another spinner of the same name beside it: each waits for a CPU now and then.
+	"${AS_NOBODY[@]}" "$WL/hostile" comm $'u\xef\xbf\xbeFFFE' 8 > /dev/null &
+	OTHER=$!
+	port=$((20000 + RANDOM % 20000))
+	: > "$T/rq.out"
+	"$BIN/runqlat" -P --prometheus "127.0.0.1:$port" > "$T/rq.out" 2>&1 &
+	RQ=$!
+	wait_for_line "$T/rq.out" '^Serving'
+	for ((i = 0; i < 50; i++)); do
+		curl -sf "http://127.0.0.1:$port/metrics" > "$T/metrics"
+		grep -qF 'u\\xef\\xbf\\xbeFFFE' "$T/metrics" && break
+		sleep 0.2
+	done
+	kill -INT "$RQ"
+	wait "$RQ"
+	stop_bg "$OTHER"
+	grep -qF 'comm="u\\xef\\xbf\\xbeFFFE"' "$T/metrics"
+	run promtool check metrics < "$T/metrics"
+	assert_success
+	assert_output ""
+}
+
 @test "hostile: a name that is not UTF-8 keeps JSON valid, as \\xHH" {
 	require_bpf
 	# Latin-1 and a cut-off sequence, as prctl(PR_SET_NAME) takes any bytes.
