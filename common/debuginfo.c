@@ -90,15 +90,21 @@ int debuginfo__crc(int fd, uint32_t *crc)
 {
 	unsigned char buf[65536];
 	uLong c = crc32(0, NULL, 0);
+	struct stat st;
 	off_t off = 0;
 	ssize_t n;
 
-	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
+	/* Another user's file of any size, sparse or not: read only so far. */
+	if (fstat(fd, &st))
+		return -errno;
+	if (st.st_size > DEBUGINFO_MAX_CRC)
+		return -EFBIG;
+	while (off < st.st_size && (n = pread(fd, buf, sizeof(buf), off)) > 0) {
 		c = crc32(c, buf, n);
 		off += n;
 	}
-	if (n < 0)
-		return -errno;
+	if (off < st.st_size)
+		return n < 0 ? -errno : -EIO;
 	*crc = c;
 	return 0;
 }
@@ -115,9 +121,10 @@ static bool verify(int fd, const struct debuginfo_query *q)
 		return false;
 	len = elffile__build_id(elf, id, sizeof(id));
 	elf_end(elf);
-	if (q->build_id && len > 0)
-		return (size_t)len == q->build_id_len && !memcmp(id, q->build_id, len);
-	/* Without build-ids on both sides, only the debuglink's CRC can tell. */
+	/* A binary with a build-id has its debug file by it, or not at all. */
+	if (q->build_id)
+		return len > 0 && (size_t)len == q->build_id_len && !memcmp(id, q->build_id, len);
+	/* Without one, only the debuglink's CRC can tell. */
 	return q->debuglink && !debuginfo__crc(fd, &crc) && crc == q->crc;
 }
 

@@ -38,13 +38,19 @@ struct debuginfo_query {
  * under the debug directories (inside the process's root, then ours); by
  * debuglink beside the binary, in .debug/ beside it and under the debug
  * directories (inside its root); debuginfod if enabled. A file is taken
- * only when its build-id is the binary's or, lacking build-ids, its CRC is
- * the debuglink's. Its path goes to @found (for -v).
+ * only when its build-id is the binary's or, where the binary has none, its
+ * CRC is the debuglink's. Its path goes to @found (for -v).
  */
 int debuginfo__find(struct debuginfo *d, const struct debuginfo_query *q, char *found,
 		    size_t size);
 
-/* The CRC-32 .gnu_debuglink uses (zlib's), of all of @fd; 0 or negative errno. */
+/* The largest file whose CRC is read: a debug file of a binary without build-id. */
+#define DEBUGINFO_MAX_CRC (1LL << 30)
+
+/*
+ * The CRC-32 .gnu_debuglink uses (zlib's), of all of @fd; 0, -EFBIG for a
+ * file past DEBUGINFO_MAX_CRC, or negative errno.
+ */
 int debuginfo__crc(int fd, uint32_t *crc);
 
 #endif

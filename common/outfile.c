@@ -4,9 +4,12 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "outfile.h"
@@ -138,6 +141,20 @@ int outfile__open_dir(const char *path)
 	return fd;
 }
 
+void outfile__tmp_name(char *buf, size_t size, const char *base)
+{
+	uint64_t r;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r)) {
+		struct timespec ts;
+
+		/* No entropy yet (early boot): only the O_EXCL retries stand. */
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		r = ((uint64_t)ts.tv_nsec << 20 ^ ts.tv_sec) * 0x9e3779b97f4a7c15ULL ^ getpid();
+	}
+	snprintf(buf, size, ".%.200s.%016llx", base, (unsigned long long)r);
+}
+
 /*
  * An unnamed file in @dirfd (O_TMPFILE), which nothing else can see or
  * leave behind; where the file system has none, a hidden name made with
@@ -150,8 +167,7 @@ static int create_tmp(struct outfile *o)
 	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
 		return fd >= 0 ? fd : -errno;
 	for (int i = 0; i < 100; i++) {
-		snprintf(o->tmp, sizeof(o->tmp), ".%.200s.%lx", o->base,
-			 (unsigned long)random() ^ (unsigned long)getpid() << 16);
+		outfile__tmp_name(o->tmp, sizeof(o->tmp), o->base);
 		fd = openat(o->dirfd, o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			    0600);
 		if (fd >= 0 || errno != EEXIST)
@@ -245,8 +261,7 @@ static int name_tmp(struct outfile *o)
 
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fileno(o->f));
 	for (int i = 0; i < 100; i++) {
-		snprintf(o->tmp, sizeof(o->tmp), ".%.200s.%lx", o->base,
-			 (unsigned long)random() ^ (unsigned long)getpid() << 16);
+		outfile__tmp_name(o->tmp, sizeof(o->tmp), o->base);
 		if (!linkat(AT_FDCWD, proc, o->dirfd, o->tmp, AT_SYMLINK_FOLLOW))
 			return 0;
 		if (errno != EEXIST)

@@ -31,6 +31,12 @@ int outfile__open_dir(const char *path);
  * output for "-". NULL, after saying why, on failure.
  */
 struct outfile *outfile__open(const char *path);
+
+/*
+ * A hidden name for a temporary file beside @base: ".BASE.RANDOM", with 64
+ * bits from getrandom(): names nobody can guess and plant ahead of it.
+ */
+void outfile__tmp_name(char *buf, size_t size, const char *base);
 FILE *outfile__stream(struct outfile *o);
 
 /*

@@ -169,8 +169,7 @@ static int put_file(const char *name, const char *buf, size_t len)
 	fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666 & ~mask);
 	for (int i = 0; fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL ||
 				   (tmp[0] && errno == EEXIST)) && i < 100; i++) {
-		snprintf(tmp, sizeof(tmp), ".%.200s.%lx", name,
-			 (unsigned long)random() ^ (unsigned long)getpid() << 16);
+		outfile__tmp_name(tmp, sizeof(tmp), name);
 		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			    0666 & ~mask);
 	}
@@ -187,8 +186,7 @@ static int put_file(const char *name, const char *buf, size_t len)
 	}
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	for (int i = 0; !err && !named && i < 100; i++) {
-		snprintf(tmp, sizeof(tmp), ".%.200s.%lx", name,
-			 (unsigned long)random() ^ (unsigned long)getpid() << 16);
+		outfile__tmp_name(tmp, sizeof(tmp), name);
 		if (!linkat(AT_FDCWD, proc, dirfd, tmp, AT_SYMLINK_FOLLOW))
 			named = true;
 		else if (errno != EEXIST)

@@ -188,6 +188,28 @@ no_raw_controls() {
 	assert_output ""
 }
 
+@test "hostile: another user cannot plant the temporary names an output is written through" {
+	require_bpf
+	# A world-writable directory, as /tmp: another user's files there are only theirs.
+	mkdir -m 1777 "$T/d"
+	: > "$T/out"
+	"$BIN/profile" -F 49 --svg "$T/d/out.svg" --pprof "$T/d/out.pb.gz" 3 > "$T/out" 2>&1 &
+	pid=$!
+	wait_for_line "$T/out" '^Sampling'
+	# Every name an unseeded random() would give, and the same again for pprof.
+	"$WL/hostile" randoms 100 | tail -n +2 | while read -r r; do
+		for f in out.svg out.pb.gz; do
+			"${AS_NOBODY[@]}" touch "$T/d/.$f.$(printf '%lx' $((0x$r ^ (pid << 16))))"
+		done
+	done
+	wait "$pid"
+	xmllint --noout "$T/d/out.svg"
+	HOME=$T go tool pprof -raw "$T/d/out.pb.gz" > /dev/null
+	# Nothing of ours left behind: the planted names are nobody's but nobody's.
+	run find "$T/d" -name '.out.*' -user 0
+	assert_output ""
+}
+
 @test "hostile: a name that is not UTF-8 keeps JSON valid, as \\xHH" {
 	require_bpf
 	# Latin-1 and a cut-off sequence, as prctl(PR_SET_NAME) takes any bytes.
@@ -341,6 +363,40 @@ nobuildid() {
 	assert_output "[unknown]"
 	cp "$T/sym.debug" "$T/debug/.build-id/${id:0:2}/${id:2}.debug"
 	run env BPFSCOPE_DEBUGINFO_PATH="$T/debug" "$S" "$WPID" "$ALPHA"
+	assert_output "symwork_alpha+0x0 [symwork]"
+}
+
+@test "hostile: a debug file's CRC is read only from one of a debug file's size, and only for a binary without build-id" {
+	# Without build-ids: a sparse 1 TiB file in the debuglink's place,
+	# starting like an ELF file, would be read whole for its CRC.
+	nobuildid nb -O1
+	objcopy --only-keep-debug "$T/bin/nb" "$T/right.debug"
+	cp "$T/right.debug" "$T/crc.debug"
+	objcopy --strip-all --add-gnu-debuglink="$T/crc.debug" "$T/bin/nb"
+	head -c 64 "$T/right.debug" > "$T/bin/crc.debug"
+	truncate -s 1T "$T/bin/crc.debug"
+	start_symwork "$T/bin/nb"
+	run timeout 20 "$S" "$WPID" "$ALPHA"
+	assert_success
+	assert_output "[unknown]"
+	cp "$T/right.debug" "$T/bin/crc.debug"
+	run timeout 20 "$S" "$WPID" "$ALPHA"
+	assert_output "symwork_alpha+0x0 [nb]"
+	stop_bg "$WPID"
+	# A binary with a build-id: a debug file without one is not its own,
+	# even with the debuglink's CRC (the file is another's, its note cut out).
+	stripped_symwork
+	objcopy --remove-section .note.gnu.build-id "$T/sym.debug" "$T/noid.debug"
+	objcopy --add-gnu-debuglink="$T/noid.debug" "$T/bin/symwork"
+	cp "$T/noid.debug" "$T/bin/noid.debug"
+	start_symwork "$T/bin/symwork"
+	run timeout 20 "$S" "$WPID" "$ALPHA"
+	assert_output "[unknown]"
+	stop_bg "$WPID"
+	objcopy --remove-section .gnu_debuglink --add-gnu-debuglink="$T/sym.debug" "$T/bin/symwork"
+	cp "$T/sym.debug" "$T/bin/sym.debug"
+	start_symwork "$T/bin/symwork"
+	run timeout 20 "$S" "$WPID" "$ALPHA"
 	assert_output "symwork_alpha+0x0 [symwork]"
 }
 

@@ -11,6 +11,9 @@
  *        hostile forks N MS             -- N processes in turn, each spinning MS ms
  *        hostile maplibs N LIB DIR      -- loads N copies of LIB made in DIR
  *                                          ("lib I ADDR": each one's symlib_gamma)
+ *        hostile randoms N               -- the first N values of glibc's random()
+ *                                          unseeded, one a line: what a program
+ *                                          that never seeds it draws
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -128,6 +131,11 @@ int main(int argc, char **argv)
 		printf("addr %lx\n", (unsigned long)p + 64);
 		fflush(stdout);
 		pause();
+		return 0;
+	}
+	if (!strcmp(mode, "randoms") && argc == 3) {
+		for (int i = atoi(argv[2]); i > 0; i--)
+			printf("%lx\n", (unsigned long)random());
 		return 0;
 	}
 	if (!strcmp(mode, "comm") && argc == 4) {
