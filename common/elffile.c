@@ -426,10 +426,14 @@ static int plt_symbol(Elf *elf, Elf_Data *rela, size_t i, size_t strndx, Elf_Dat
 	GElf_Rela r;
 	GElf_Sym sym;
 
+	size_t len;
+
 	if (!gelf_getrela(rela, i, &r) || !gelf_getsym(dynsym, GELF_R_SYM(r.r_info), &sym) ||
 	    !(n = elf_strptr(elf, strndx, sym.st_name)) || !*n)
 		return 0;
-	snprintf(name, sizeof(name), "%.*s@plt", (int)strcspn(n, "@"), n);
+	len = strnlen(n, sizeof(name) - 5);
+	snprintf(name, sizeof(name), "%.*s@plt", (int)(memchr(n, '@', len) ?
+					  (const char *)memchr(n, '@', len) - n : (long)len), n);
 	return symtab__add_exact(t, addr, size, name);
 }
 
@@ -446,9 +450,17 @@ int elffile__plt_symbols(Elf *elf, struct symtab *t)
 	size_t n;
 	int added = 0, err;
 
+	GElf_Shdr strsh;
+	Elf_Scn *strscn;
+
 	if (!rscn || !dscn || !plt || !gelf_getshdr(dscn, &dsh) || !gelf_getehdr(elf, &eh) ||
 	    dsh.sh_size > ELFFILE_MAX_TABLE || !rsh.sh_entsize)
 		return -ENOENT;
+	/* The names' table is read whole by elf_strptr(): bound it first, as for symbols. */
+	strscn = elf_getscn(elf, dsh.sh_link);
+	if (!strscn || !gelf_getshdr(strscn, &strsh) || strsh.sh_type != SHT_STRTAB ||
+	    strsh.sh_size > ELFFILE_MAX_TABLE || (strsh.sh_flags & SHF_COMPRESSED))
+		return -EINVAL;
 	/*
 	 * Where stub i is: x86-64 has a 16-byte header stub, then one per
 	 * relocation, or (with IBT) the entries in .plt.sec; arm64 a 32-byte

@@ -38,6 +38,9 @@ static int add(struct symtab *t, uint64_t addr, uint64_t size, const char *name,
 {
 	const char *copy;
 
+	/* Whatever a file's symbols ask for: one table holds so much, and no more. */
+	if (t->bytes + len > SYMTAB_MAX_BYTES)
+		return -E2BIG;
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 256;
 		struct sym *v;
@@ -58,17 +61,27 @@ static int add(struct symtab *t, uint64_t addr, uint64_t size, const char *name,
 	return 0;
 }
 
+/*
+ * A name's length, looked at no further than SYMTAB_MAX_NAME: a million
+ * symbols may all point at one name a megabyte long.
+ */
+static size_t name_len(const char *name)
+{
+	return strnlen(name, SYMTAB_MAX_NAME);
+}
+
 int symtab__add(struct symtab *t, uint64_t addr, uint64_t size, const char *name)
 {
 	/* "read@GLIBC_2.2.5" and "read@@GLIBC_2.2.5" are read, as bcc and perf print them. */
-	size_t len = strcspn(name, "@");
+	size_t len = name_len(name);
+	const char *at = memchr(name, '@', len);
 
-	return add(t, addr, size, name, len ? len : strlen(name));
+	return add(t, addr, size, name, at && at != name ? (size_t)(at - name) : len);
 }
 
 int symtab__add_exact(struct symtab *t, uint64_t addr, uint64_t size, const char *name)
 {
-	return add(t, addr, size, name, strlen(name));
+	return add(t, addr, size, name, name_len(name));
 }
 
 static int cmp_sym(const void *a, const void *b)

@@ -21,8 +21,9 @@ struct symtab {
 };
 
 /*
- * Adds a function; names are copied, less any "@VERSION". 0, or -ENOMEM /
- * -E2BIG past SYMTAB_MAX_SYMS.
+ * Adds a function; names are copied, less any "@VERSION", and cut at
+ * SYMTAB_MAX_NAME bytes. 0, or -ENOMEM, or -E2BIG past SYMTAB_MAX_SYMS
+ * symbols or SYMTAB_MAX_BYTES of memory.
  */
 int symtab__add(struct symtab *t, uint64_t addr, uint64_t size, const char *name);
 
@@ -41,5 +42,7 @@ const struct sym *symtab__find(const struct symtab *t, uint64_t addr);
 void symtab__free(struct symtab *t);
 
 #define SYMTAB_MAX_SYMS (8u << 20)
+#define SYMTAB_MAX_NAME 4096		/* the longest name kept: longer ones are cut */
+#define SYMTAB_MAX_BYTES (128u << 20)	/* what one binary's symbols may take */
 
 #endif

@@ -400,6 +400,28 @@ nobuildid() {
 	assert_output "symwork_alpha+0x0 [symwork]"
 }
 
+@test "hostile: a million symbols naming one megabyte name, and PLT names in an 8 GiB table, are read within bounds" {
+	# 25 MB on disk asking for a terabyte of names: a name is cut at 4 KiB,
+	# a binary's symbols take 128 MiB at most.
+	python3 "$ROOT/tests/hostile/mkelf.py" names 1000000 1048576 "$T/names.elf"
+	printf '%x\n' 4096 4097 > "$T/offs"
+	run /usr/bin/time -f '%e s %M KiB' timeout 60 "$S" -f "$T/names.elf" "$T/offs"
+	assert_success
+	assert_line --index 0 --regexp '^2 addresses, 2 named'
+	read -r secs _ kib _ <<<"${lines[1]}"
+	[ "${secs%.*}" -lt 10 ] || fail "took $secs s"
+	[ "$kib" -lt "$(mem_bound)" ] || fail "took $kib KiB"
+	# Old: 26 s and 8.4 GB, reading a sparse string table whole.
+	python3 "$ROOT/tests/hostile/mkelf.py" plt $((8 << 30)) "$T/plt.elf"
+	truncate -s $(((1 << 20) + (8 << 30))) "$T/plt.elf"
+	echo 1010 > "$T/poff"
+	run /usr/bin/time -f '%e s %M KiB' timeout 60 "$S" -f "$T/plt.elf" "$T/poff"
+	assert_success
+	read -r secs _ kib _ <<<"${lines[1]}"
+	[ "${secs%.*}" -lt 10 ] || fail "took $secs s"
+	[ "$kib" -lt "$(mem_bound)" ] || fail "took $kib KiB"
+}
+
 @test "hostile: a container's debug files are looked up in the container" {
 	stripped_symwork
 	id=$(readelf -n "$T/bin/symwork" | awk '/Build ID/ { print $3 }')
