@@ -9,10 +9,10 @@
 #include "histogram.h"
 #include "maps.h"
 
-int map__take_percpu_hist(int fd, struct hist *out)
+int map__take_percpu_hist(int fd, struct hist *taken, struct hist *out)
 {
 	int ncpus = libbpf_num_possible_cpus();
-	struct hist *percpu;
+	struct hist *percpu, sum = {};
 	__u32 zero = 0;
 	int err = 0;
 
@@ -21,17 +21,20 @@ int map__take_percpu_hist(int fd, struct hist *out)
 	percpu = calloc(ncpus, sizeof(*percpu));
 	if (!percpu)
 		return -ENOMEM;
-	memset(out, 0, sizeof(*out));
 	if (bpf_map_lookup_elem(fd, &zero, percpu)) {
 		err = -errno;
 		goto out;
 	}
 	for (int i = 0; i < ncpus; i++)
-		hist__merge(out, &percpu[i]);
-	/* Events between the read and the reset are lost, as in bcc: microseconds' worth. */
-	memset(percpu, 0, ncpus * sizeof(*percpu));
-	if (bpf_map_update_elem(fd, &zero, percpu, BPF_ANY))
-		err = -errno;
+		hist__merge(&sum, &percpu[i]);
+	/*
+	 * Read, then zeroed, the copies would lose what came between (bcc
+	 * does); counts only grow, and the difference is the interval's.
+	 */
+	for (int i = 0; i < HIST_SLOTS; i++)
+		out->slots[i] = sum.slots[i] - taken->slots[i];
+	out->sum = sum.sum - taken->sum;
+	*taken = sum;
 out:
 	free(percpu);
 	return err;

@@ -10,10 +10,12 @@
 #include "hist.h"
 
 /*
- * Sums the per-CPU copies of the struct hist at key 0 of a PERCPU_ARRAY
- * into @out and zeroes them. 0 or negative errno.
+ * What was counted in the struct hist at key 0 of a PERCPU_ARRAY since
+ * the last take, into @out: its per-CPU copies summed, less @taken (the
+ * sums then, which it updates; zeroed for the first take). The copies are
+ * never reset, so nothing counted meanwhile is lost. 0 or negative errno.
  */
-int map__take_percpu_hist(int fd, struct hist *out);
+int map__take_percpu_hist(int fd, struct hist *taken, struct hist *out);
 
 /*
  * Moves every entry of the hash map @fd into a new array of @n records of

@@ -4,12 +4,14 @@
 #include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
 #include <bpf/libbpf.h>
 
+#include "escape.h"
 #include "probe.h"
 #include "tool.h"
 
@@ -23,11 +25,30 @@
 const char *tool_name = "bpfscope";
 bool tool_verbose;
 
+/*
+ * One line on stderr, prefixed with the tool's name. Messages name what
+ * other users chose (functions and paths from their binaries, process
+ * names): escaped as the text reports are, so none can forge a line or
+ * drive the terminal.
+ */
 static void vpr(const char *fmt, va_list ap)
 {
+	char buf[2048], *s = buf;
+	va_list copy;
+	int n;
+
+	va_copy(copy, ap);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (n >= (int)sizeof(buf) && !(s = malloc(n + 1)))
+		s = buf;
+	else if (s != buf)
+		vsnprintf(s, n + 1, fmt, copy);
+	va_end(copy);
 	fprintf(stderr, "%s: ", tool_name);
-	vfprintf(stderr, fmt, ap);
+	escape__print(stderr, s, ESCAPE_TEXT);
 	fputc('\n', stderr);
+	if (s != buf)
+		free(s);
 }
 
 void pr_err(const char *fmt, ...)

@@ -210,6 +210,22 @@ no_raw_controls() {
 	assert_output ""
 }
 
+@test "hostile: names and paths from other users' files reach the terminal escaped in messages too" {
+	require_bpf
+	dir=$T/$'x\033[2J\n'
+	mkdir -p "$dir"
+	cp "$WL/funcs" "$dir/funcs"
+	run "$BIN/funclatency" -v "$dir/funcs:"$'nope\033]0;pwned\007' 1
+	assert_failure 1
+	echo "$output" > "$T/err"
+	no_raw_controls "$T/err"
+	# One line, the names spelled as the reports spell them.
+	assert_output --partial $'no function matches \'nope\\x1b]0;pwned\\x07\' in '
+	assert_output --partial 'x\x1b[2J\x0a/funcs'
+	run grep -c '' "$T/err"
+	assert_output 1
+}
+
 @test "hostile: a name that is not UTF-8 keeps JSON valid, as \\xHH" {
 	require_bpf
 	# Latin-1 and a cut-off sequence, as prctl(PR_SET_NAME) takes any bytes.

@@ -289,6 +289,9 @@ static int cmp_keyed(const void *a, const void *b)
 	return (x->flags > y->flags) - (x->flags < y->flags);
 }
 
+/* The single histogram's sums at the last report (map__take_percpu_hist). */
+static struct hist taken;
+
 static int report(void *ctx, const struct report_info *info)
 {
 	struct hist_report r = {
@@ -314,7 +317,7 @@ static int report(void *ctx, const struct report_info *info)
 		prom__lost("requests_dropped_histograms_full", obj->bss->lost_hists);
 	}
 	if (!env.per_disk && !env.per_flags) {
-		err = map__take_percpu_hist(bpf_map__fd(obj->maps.hist_all), &total);
+		err = map__take_percpu_hist(bpf_map__fd(obj->maps.hist_all), &taken, &total);
 		if (!err)
 			report__hist(&r, &total, NULL, NULL, 0);
 		return err;

@@ -614,6 +614,9 @@ static int attach_kernel(struct target *t)
 	return err;
 }
 
+/* The single histogram's sums at the last report (map__take_percpu_hist). */
+static struct hist taken;
+
 static int report(void *ctx, const struct report_info *info)
 {
 	struct target *t = ctx;
@@ -641,7 +644,7 @@ static int report(void *ctx, const struct report_info *info)
 		prom__lost("calls_dropped_histograms_full", t->obj->bss->lost_hists);
 	}
 	if (!env.per_function) {
-		err = map__take_percpu_hist(bpf_map__fd(t->obj->maps.hist_all), &total);
+		err = map__take_percpu_hist(bpf_map__fd(t->obj->maps.hist_all), &taken, &total);
 		/* A metric says what it times; the text report never did. */
 		if (!err)
 			report__hist(&r, &total, NULL, &pattern, prom__active());

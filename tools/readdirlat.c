@@ -158,6 +158,9 @@ static int cmp_summary(const void *a, const void *b)
 	return 0;
 }
 
+/* The single histogram's sums at the last report (map__take_percpu_hist). */
+static struct hist taken;
+
 static int report_hists(struct readdirlat_bpf *obj, const struct report_info *info)
 {
 	struct hist_report r = {
@@ -171,7 +174,7 @@ static int report_hists(struct readdirlat_bpf *obj, const struct report_info *in
 	int err;
 
 	if (env.group == RDL_GROUP_NONE) {
-		err = map__take_percpu_hist(bpf_map__fd(obj->maps.hist_all), &total);
+		err = map__take_percpu_hist(bpf_map__fd(obj->maps.hist_all), &taken, &total);
 		if (!err)
 			report__hist(&r, &total, NULL, NULL, 0);
 		return err;

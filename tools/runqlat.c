@@ -108,6 +108,9 @@ static int cmp_keyed(const void *a, const void *b)
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
+/* The single histogram's sums at the last report (map__take_percpu_hist). */
+static struct hist taken;
+
 static int report(void *ctx, const struct report_info *info)
 {
 	static const char *const labels[] = {
@@ -131,7 +134,7 @@ static int report(void *ctx, const struct report_info *info)
 		prom__lost("waits_dropped_switch_untraced", obj->bss->lost_untraced);
 	}
 	if (env.group == GROUP_NONE) {
-		err = map__take_percpu_hist(bpf_map__fd(obj->maps.hist_all), &total);
+		err = map__take_percpu_hist(bpf_map__fd(obj->maps.hist_all), &taken, &total);
 		if (!err)
 			report__hist(&r, &total, NULL, NULL, 0);
 		return err;
