@@ -598,8 +598,9 @@ struct go_rows {
 static int go_row(void *ctx, uint64_t pc, int32_t sp)
 {
 	struct go_rows *g = ctx;
-	struct unwind_row r = sp < 0 ? (struct unwind_row){ .cfa_ra = UNWIND_UNSUPPORTED } :
-				       make_row(UNWIND_CFA_SP, sp + 8, sp >= 8 ? -16 : 0, -8);
+	struct unwind_row r = sp < 0 || sp > INT16_MAX - 8 ?
+			      (struct unwind_row){ .cfa_ra = UNWIND_UNSUPPORTED } :
+			      make_row(UNWIND_CFA_SP, sp + 8, sp >= 8 ? -16 : 0, -8);
 
 	/*
 	 * arm64: the call left the return address in x30; a frame of @sp

@@ -218,6 +218,14 @@ static bool uvarint(const struct gopclntab *t, uint64_t *off, uint32_t *v)
 	return false;
 }
 
+/* @val plus the zig-zag delta @uv, wrapping as the runtime's int32 does rather than overflow. */
+static int32_t add_delta(int32_t val, uint32_t uv)
+{
+	uint32_t d = (uv & 1) ? ~(uv >> 1) : uv >> 1;
+
+	return (int32_t)((uint32_t)val + d);
+}
+
 /*
  * The value at @pc of the table at pctab offset @table, for a function at
  * @entry: pairs of (value delta, zig-zag; pc delta, in units of minLC),
@@ -235,8 +243,12 @@ static int32_t pcvalue(const struct gopclntab *t, uint32_t table, uint64_t entry
 
 		if (!uvarint(t, &off, &uv) || (!uv && !first))
 			return -1;
-		val += (uv & 1) ? (int32_t)~(uv >> 1) : (int32_t)(uv >> 1);
-		if (!uvarint(t, &off, &dpc))
+		val = add_delta(val, uv);
+		/*
+		 * A step that covers no code is none Go's linker writes: it
+		 * would walk a forged table to its end at every lookup.
+		 */
+		if (!uvarint(t, &off, &dpc) || !dpc)
 			return -1;
 		at += (uint64_t)dpc * t->minlc;
 		if (pc < at)
@@ -375,9 +387,9 @@ int gopclntab__sp(const struct gopclntab *t, size_t i,
 		uint32_t uv, dpc;
 		int err;
 
-		if (!uvarint(t, &off, &uv) || (!uv && !first) || !uvarint(t, &off, &dpc))
+		if (!uvarint(t, &off, &uv) || (!uv && !first) || !uvarint(t, &off, &dpc) || !dpc)
 			return first ? -EINVAL : 0;
-		val += (uv & 1) ? (int32_t)~(uv >> 1) : (int32_t)(uv >> 1);
+		val = add_delta(val, uv);
 		err = fn(ctx, at, val);
 		if (err)
 			return err;
@@ -466,12 +478,16 @@ static int check(const struct gopclntab *t, const struct elf_segment *segs, size
 static void find_gofunc(struct gopclntab *t, int fd, const struct elf_segment *segs, size_t nsegs)
 {
 	const unsigned int word = t->layout == L120 ? 40 : 38, ps = t->ptrsize;
+	uint64_t read = 0;
 
 	for (size_t i = 0; i < nsegs && !t->gofunc; i++) {
 		struct region r;
 
-		if (segs[i].exec || segs[i].vaddr == t->ro.vaddr || region_read(fd, &segs[i], &r))
+		/* What a forged file's many segments ask to be read: GOPCLNTAB_MAX_BYTES in all. */
+		if (segs[i].exec || segs[i].vaddr == t->ro.vaddr ||
+		    read + segs[i].filesz > GOPCLNTAB_MAX_BYTES || region_read(fd, &segs[i], &r))
 			continue;
+		read += r.len;
 		for (size_t off = 0; off + (word + 1) * ps <= r.len; off += ps) {
 			if (rdptr(t, r.buf + off) != t->tabaddr ||
 			    rdptr(t, r.buf + off + ps) != t->tabaddr + t->funcnames)
@@ -500,7 +516,7 @@ static int locate(struct gopclntab *t, int fd, Elf *elf, const struct elf_segmen
 {
 	uint64_t addr = 0, size = 0;
 	bool named = !elffile__section(elf, ".gopclntab", &addr, &size);
-	size_t nsections = 0;
+	size_t nsections = 0, tried = 0;
 	int err = -ENOENT;
 
 	/* Only binaries Go built are searched; one without section headers might be. */
@@ -525,10 +541,13 @@ static int locate(struct gopclntab *t, int fd, Elf *elf, const struct elf_segmen
 			t->tabaddr = addr;
 			return header(t, t->ro.buf + at, size, why);
 		}
-		for (size_t at = 0; at + 8 <= t->ro.len; at += 8) {
+		for (size_t at = 0; at + 8 <= t->ro.len && tried < GOPCLNTAB_MAX_CANDIDATES;
+		     at += 8) {
 			if (rd32(t->ro.buf + at) >> 4 != 0x0fffffff || t->ro.buf[at + 4] ||
 			    t->ro.buf[at + 5])
 				continue;
+			/* A real binary has one such header; a forged one, one at every word. */
+			tried++;
 			t->tabaddr = g->vaddr + at;
 			err = header(t, t->ro.buf + at, t->ro.len - at, why);
 			if (err == -ENOTSUP || (!err && !check(t, segs, nsegs, why)))
@@ -552,6 +571,11 @@ int gopclntab__open(int fd, Elf *elf, struct gopclntab **out, const char **why)
 	if (!t)
 		return -ENOMEM;
 	err = elffile__segments(elf, &segs, &nsegs);
+	/* Go's linker writes four loadable segments; checks go through each, per candidate. */
+	if (!err && nsegs > GOPCLNTAB_MAX_SEGMENTS) {
+		*why = "more loadable segments than a Go binary has";
+		err = -EINVAL;
+	}
 	if (!err)
 		err = locate(t, fd, elf, segs, nsegs, why);
 	if (!err)

@@ -11,6 +11,9 @@ struct gopclntab;
 
 /* The most of a binary's read-only data held to read its pclntab and inline trees. */
 #define GOPCLNTAB_MAX_BYTES (512u << 20)
+/* Loadable segments a Go binary may have, and table headers tried where none is named. */
+#define GOPCLNTAB_MAX_SEGMENTS 16
+#define GOPCLNTAB_MAX_CANDIDATES 64
 
 /*
  * Reads the pclntab of the Go binary open on @fd (@elf is it): found by
