@@ -41,19 +41,26 @@ struct fde {
 	uint64_t start, end;	/* end: 0 where only the next start bounds it */
 };
 
+/*
+ * Section @name, if it and the section names' table are of a size to read
+ * whole (libelf's elf_getdata() and elf_strptr() read them so): another
+ * user's file may claim any size, and be sparse.
+ */
 static Elf_Scn *section(Elf *elf, const char *name, GElf_Shdr *sh)
 {
-	Elf_Scn *scn = NULL;
+	Elf_Scn *scn = NULL, *names;
 	size_t shstrndx;
+	GElf_Shdr nsh;
 
-	if (elf_getshdrstrndx(elf, &shstrndx))
+	if (elf_getshdrstrndx(elf, &shstrndx) || !(names = elf_getscn(elf, shstrndx)) ||
+	    !gelf_getshdr(names, &nsh) || nsh.sh_size > CFI_MAX_SECTION)
 		return NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
 		const char *n;
 
 		if (gelf_getshdr(scn, sh) && sh->sh_type != SHT_NOBITS &&
 		    (n = elf_strptr(elf, shstrndx, sh->sh_name)) && !strcmp(n, name))
-			return scn;
+			return sh->sh_size <= CFI_MAX_SECTION ? scn : NULL;
 	}
 	return NULL;
 }
@@ -473,17 +480,27 @@ static int add_row(struct cfi_table *t, size_t max, uint64_t addr, struct unwind
 
 /* The rows of one function, from its first address up to @limit (the next one's). */
 static int add_fde(struct cfi_table *t, size_t max, const struct arch *a, Dwarf_CFI *cfi,
-		   const struct fde *fde, uint64_t limit)
+		   const struct fde *fde, uint64_t limit, uint64_t *work)
 {
 	uint64_t addr = fde->start;
 	int err;
 
-	for (;;) {
+	for (size_t k = 0;; k++) {
 		Dwarf_Frame *f;
 		Dwarf_Addr start, end;
 		bool signal = false;
 		struct unwind_row r;
 
+		/*
+		 * libdw finds each row by running the function's rules from its
+		 * start: k steps for the k-th, so a function of n rows costs n^2.
+		 * Real ones have a few dozen; a forged one a million.
+		 */
+		*work += k;
+		if (k >= CFI_MAX_FDE_ROWS)
+			return add_row(t, max, addr, (struct unwind_row){ .cfa_ra = UNWIND_UNSUPPORTED });
+		if (*work > CFI_MAX_WORK)
+			return -EFBIG;
 		if (dwarf_cfi_addrframe(cfi, addr, &f))
 			break;
 		if (dwarf_frame_info(f, &start, &end, &signal) < 0 || end <= addr) {
@@ -540,6 +557,7 @@ int cfi__build(Elf *elf, Elf *debug, size_t max_rows, struct cfi_table *t)
 	size_t n = 0;
 	Dwarf_CFI *cfi = NULL;
 	Dwarf *dw = NULL;
+	uint64_t work = 0;
 	int err;
 
 	memset(t, 0, sizeof(*t));
@@ -568,7 +586,7 @@ int cfi__build(Elf *elf, Elf *debug, size_t max_rows, struct cfi_table *t)
 
 		if (i && fdes[i].start == fdes[i - 1].start)
 			continue;
-		err = add_fde(t, max_rows, a, cfi, &fdes[i], limit);
+		err = add_fde(t, max_rows, a, cfi, &fdes[i], limit, &work);
 		t->fdes++;
 	}
 	/* Past the last function, nothing is known. */

@@ -10,6 +10,12 @@
 
 #include "unwind.h"
 
+/* The largest section read (.eh_frame, .eh_frame_hdr, .debug_frame, their names' table). */
+#define CFI_MAX_SECTION (256u << 20)
+/* Rows of one function kept (past them: unsupported), and the work of finding them all. */
+#define CFI_MAX_FDE_ROWS 4096
+#define CFI_MAX_WORK (64u << 20)
+
 struct cfi_table {
 	struct unwind_row *rows;	/* sorted by pc, relative to @base */
 	size_t n, cap;
@@ -23,7 +29,8 @@ struct cfi_table {
  * else from the .debug_frame of @debug (a debug file's ELF, or NULL): a row
  * wherever the rules change, a UNWIND_NONE row over every gap between
  * described functions. At most @max_rows rows (-E2BIG beyond). 0, -ENOENT
- * when there is no call-frame information, or negative errno.
+ * when there is no call-frame information, -EFBIG when it would take more
+ * than CFI_MAX_WORK to read (a forged file), or negative errno.
  */
 int cfi__build(Elf *elf, Elf *debug, size_t max_rows, struct cfi_table *t);
 

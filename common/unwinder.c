@@ -36,6 +36,7 @@ struct losses {
 	unsigned long long procs;	/* processes the map had no room for */
 	unsigned long long mappings;	/* mappings past UNWIND_MAX_MAPPINGS */
 	unsigned long long runtimes;	/* processes running an interpreter, no room for it */
+	unsigned long long complex;	/* binaries whose CFI would cost too much to read */
 };
 
 struct unwinder {
@@ -143,6 +144,11 @@ static void on_binary_rows(struct unwinder *u, struct table *t, const char *path
 	if (err == -E2BIG) {
 		u->lost.no_room++;
 		pr_debug("%s: its unwind rows do not fit (raise --unwind-memory)", path);
+		return;
+	}
+	if (err == -EFBIG) {
+		u->lost.complex++;
+		pr_debug("%s: its call-frame information is too costly to read: frame pointers", path);
 		return;
 	}
 	if (err) {
@@ -474,6 +480,10 @@ void unwinder__warn_losses(const struct unwinder *u, const struct unwind_counts 
 	if (u->lost.files)
 		pr_warn("%llu binaries past the first %d: their code mapped after their process was "
 			"read is walked by frame pointers", u->lost.files, UNWIND_BUILD_IDS);
+	if (u->lost.complex)
+		pr_warn("%llu binaries' call-frame information would take too long to read (more "
+			"than %u rows to a function, or %u steps in all): walked by frame pointers",
+			u->lost.complex, CFI_MAX_FDE_ROWS, CFI_MAX_WORK);
 	if (u->lost.runtimes)
 		pr_warn("%llu processes running Python had no room for their interpreter: their "
 			"Python frames show as its loop; raise --unwind-memory", u->lost.runtimes);

@@ -438,6 +438,20 @@ nobuildid() {
 	[ "$kib" -lt "$(mem_bound)" ] || fail "took $kib KiB"
 }
 
+@test "hostile: a function whose call-frame information changes at each of 200,000 bytes is read in bounded time" {
+	# libdw finds each row by running the function's rules from its start:
+	# 200,000 rows took 2e10 steps (more than 20 s here); now the first 4,096
+	# are kept and the rest is a rule the walker does not follow.
+	python3 "$ROOT/tests/hostile/mkelf.py" cfi 200000 "$T/cfi.elf"
+	run timeout 20 "$BUILD/tests/unit/cfidump" "$T/cfi.elf"
+	assert_success
+	assert_line --index 0 --regexp '^4097 rows, 1 functions, .* unsupported 1 '
+	# The same file with 100 changes: all read.
+	python3 "$ROOT/tests/hostile/mkelf.py" cfi 100 "$T/cfi100.elf"
+	run timeout 20 "$BUILD/tests/unit/cfidump" "$T/cfi100.elf"
+	assert_line --index 0 --regexp '^102 rows, 1 functions, .* unsupported 0 '
+}
+
 @test "hostile: a container's debug files are looked up in the container" {
 	stripped_symwork
 	id=$(readelf -n "$T/bin/symwork" | awk '/Build ID/ { print $3 }')

@@ -6,6 +6,8 @@ tests/hostile.bats: small on disk, each asking for far more than it holds.
 usage: mkelf.py names N LEN OUT   N function symbols all named by one LEN-byte name
        mkelf.py plt SIZE OUT      PLT relocations whose symbols' name table
                                   claims SIZE bytes (a sparse file)
+       mkelf.py cfi N OUT         one function whose call-frame information
+                                  changes N times, a byte apart
 """
 import struct
 import sys
@@ -28,8 +30,9 @@ def elf(sections, extra=0):
         else:
             while len(body) % 8:
                 body += b"\0"
-            off, size = len(body), len(data)
-            body += data
+            blob = data(len(body)) if callable(data) else data
+            off, size = len(body), len(blob)
+            body += blob
         headers.append((names.index(name.encode() + b"\0"), typ, flags, off, size, link, info,
                         entsize, align))
     shstr_off = len(body)
@@ -39,7 +42,7 @@ def elf(sections, extra=0):
     shoff = len(body)
     shdrs = bytearray(SHDR)  # the null section
     for n, typ, flags, off, size, link, info, entsize, align in headers:
-        addr = off if off < TEXT + 4096 and flags & 2 else 0
+        addr = off if flags & 2 else 0  # the one segment maps the file where it lies
         shdrs += struct.pack("<IIQQQQIIQQ", n, typ, flags, addr, off, size, link, info, align,
                              entsize)
     shdrs += struct.pack("<IIQQQQIIQQ", names.index(b".shstrtab\0"), 3, 0, 0, shstr_off,
@@ -48,7 +51,7 @@ def elf(sections, extra=0):
     nsec = len(headers) + 2
     ehdr = struct.pack("<16sHHIQQQIHHHHHH", b"\x7fELF\x02\x01\x01" + b"\0" * 9, 3, 62, 1,
                        TEXT, EHDR, shoff, 0, EHDR, PHDR, 1, SHDR, nsec, nsec - 1)
-    phdr = struct.pack("<IIQQQQQQ", 1, 5, TEXT, TEXT, TEXT, 4096, 4096, 4096)
+    phdr = struct.pack("<IIQQQQQQ", 1, 5, 0, 0, 0, shoff, shoff, 4096)
     body[0:EHDR + PHDR] = ehdr + phdr
     return bytes(body)
 
@@ -78,10 +81,55 @@ def plt(size, out):
     open(out, "wb").write(data)
 
 
+def uleb(v):
+    out = bytearray()
+    while True:
+        b, v = v & 0x7f, v >> 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def cfi(n, out):
+    """.eh_frame with one FDE over the code whose rule changes at each of N bytes,
+    and the .eh_frame_hdr that indexes it."""
+    cie = struct.pack("<I", 0) + b"\x01zR\0" + uleb(1) + b"\x78" + uleb(16) + uleb(1) + b"\x1b"
+    cie += b"\x0c\x07\x08\x90\x01"  # CFA = rsp + 8, return address at CFA - 8
+    while (len(cie) + 4) % 8:
+        cie += b"\0"
+    ops = bytearray()
+    for i in range(n):  # one byte on, the CFA offset 8 or 16 in turn
+        ops += b"\x41\x0e" + uleb(16 if i % 2 == 0 else 8)
+    eh_off = [0]
+
+    def eh_frame(off):
+        eh_off[0] = off
+        fde_at = 4 + len(cie)
+        body = struct.pack("<i", fde_at + 4)  # CIE pointer: back to the CIE
+        pc_field = off + fde_at + 8
+        body += struct.pack("<ii", TEXT - pc_field, n + 16) + uleb(0) + ops
+        while (len(body) + 4) % 8:
+            body += b"\0"
+        return (struct.pack("<I", len(cie)) + cie + struct.pack("<I", len(body)) + body +
+                struct.pack("<I", 0))
+
+    def hdr(off):
+        fde = eh_off[0] + 4 + len(cie)
+        return (b"\x01\x1b\x03\x3b" + struct.pack("<i", eh_off[0] - (off + 4)) +
+                struct.pack("<I", 1) + struct.pack("<ii", TEXT - off, fde - off))
+
+    data = elf([(".text", 1, 6, b"\xc3" * 16, 0, 0, 0, 16),
+                (".eh_frame", 1, 2, eh_frame, 0, 0, 0, 8),
+                (".eh_frame_hdr", 1, 2, hdr, 0, 0, 0, 4)])
+    open(out, "wb").write(data)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "names" and len(sys.argv) == 5:
         names(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
     elif sys.argv[1] == "plt" and len(sys.argv) == 4:
         plt(int(sys.argv[2]), sys.argv[3])
+    elif sys.argv[1] == "cfi" and len(sys.argv) == 4:
+        cfi(int(sys.argv[2]), sys.argv[3])
     else:
         sys.exit(__doc__)
