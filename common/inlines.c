@@ -3,6 +3,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "elffile.h"
 #include "inlines.h"
+#include "procfile.h"
 
 /*
  * The largest debug section read: libdw reads a section whole, and the
@@ -29,6 +31,9 @@ struct inlines {
 	int fd;
 	Elf *elf;
 	Dwarf *dw;
+	int alt_fd;		/* its .gnu_debugaltlink file, opened here; -1: none */
+	Elf *alt_elf;
+	Dwarf *alt_dw;
 	struct cached *slots;	/* open addressing, by address */
 	size_t cap, used;
 	const char **names;	/* every cached chain, end to end */
@@ -72,19 +77,103 @@ static bool bounded(Elf *elf)
 	return true;
 }
 
-struct inlines *inlines__open(int fd)
+/*
+ * Its .gnu_debugaltlink (dwz's file of the DWARF several debug files
+ * share, as Debian's have), opened here and handed to libdw, which would
+ * otherwise open it itself: by any path the file names, without a check
+ * of what it is (a FIFO would hang the report), and mmap()ed (truncated
+ * under it, a SIGBUS). Opened inside @rootfd (the process's root), a
+ * regular file of bounded sections whose build-id is the one the link
+ * gives. 0, or -ENOENT when it cannot be had.
+ */
+static int open_alt(struct inlines *in, int rootfd)
+{
+	unsigned char id[64];
+	const char *name, *want;
+	size_t namelen, idlen;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	int len;
+
+	if (elf_getshdrstrndx(in->elf, &shstrndx))
+		return -ENOENT;
+	while ((scn = elf_nextscn(in->elf, scn))) {
+		const char *n;
+
+		if (gelf_getshdr(scn, &sh) && (n = elf_strptr(in->elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(n, ".gnu_debugaltlink"))
+			break;
+	}
+	if (!scn || sh.sh_size > 4096 || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
+		return -ENOENT;
+	/* A path, its terminating NUL, then the build-id. */
+	name = d->d_buf;
+	namelen = strnlen(name, d->d_size);
+	if (namelen == d->d_size || !namelen)
+		return -ENOENT;
+	want = name + namelen + 1;
+	idlen = d->d_size - namelen - 1;
+	if (rootfd >= 0) {
+		in->alt_fd = procfile__openat(rootfd, name, PROCFILE_FOLLOW, NULL);
+	} else {
+		int root = open("/", O_PATH | O_CLOEXEC);
+
+		in->alt_fd = root < 0 ? -errno : procfile__openat(root, name, PROCFILE_FOLLOW, NULL);
+		if (root >= 0)
+			close(root);
+	}
+	if (in->alt_fd < 0 || elffile__begin(in->alt_fd, &in->alt_elf) || !bounded(in->alt_elf))
+		return -ENOENT;
+	len = elffile__build_id(in->alt_elf, id, sizeof(id));
+	if (len <= 0 || (size_t)len != idlen || memcmp(id, want, idlen))
+		return -ENOENT;
+	in->alt_dw = dwarf_begin_elf(in->alt_elf, DWARF_C_READ, NULL);
+	if (!in->alt_dw)
+		return -ENOENT;
+	dwarf_setalt(in->dw, in->alt_dw);
+	return 0;
+}
+
+/*
+ * Split DWARF: a unit whose DIEs are in a .dwo file, which libdw would
+ * look for and open itself, as the alt file. Not read.
+ */
+static bool has_split_units(Dwarf *dw)
+{
+	Dwarf_CU *cu = NULL, *next;
+	uint8_t type;
+	Dwarf_Die die;
+
+	while (!dwarf_get_units(dw, cu, &next, NULL, &type, &die, NULL)) {
+		if (type == DW_UT_skeleton || type == DW_UT_split_compile ||
+		    type == DW_UT_split_type || dwarf_hasattr(&die, DW_AT_GNU_dwo_name))
+			return true;
+		cu = next;
+	}
+	return false;
+}
+
+struct inlines *inlines__open(int fd, int rootfd)
 {
 	struct inlines *in = calloc(1, sizeof(*in));
 
 	if (!in)
 		goto fail;
 	in->fd = fd;
+	in->alt_fd = -1;
 	if (elffile__begin(fd, &in->elf))
 		goto fail;
-	if (!elffile__has_section(in->elf, ".debug_info") || !bounded(in->elf))
+	if (!elffile__has_section(in->elf, ".debug_info") || !bounded(in->elf) ||
+	    elffile__has_section(in->elf, ".debug_sup"))
 		goto fail;
 	in->dw = dwarf_begin_elf(in->elf, DWARF_C_READ, NULL);
 	if (!in->dw)
+		goto fail;
+	if (elffile__has_section(in->elf, ".gnu_debugaltlink") && open_alt(in, rootfd))
+		goto fail;
+	if (has_split_units(in->dw))
 		goto fail;
 	return in;
 fail:
@@ -429,6 +518,12 @@ void inlines__free(struct inlines *in)
 		return;
 	if (in->dw)
 		dwarf_end(in->dw);
+	if (in->alt_dw)
+		dwarf_end(in->alt_dw);
+	if (in->alt_elf)
+		elf_end(in->alt_elf);
+	if (in->alt_fd >= 0)
+		close(in->alt_fd);
 	if (in->elf)
 		elf_end(in->elf);
 	if (in->fd >= 0)

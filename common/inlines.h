@@ -12,9 +12,12 @@ struct inlines;
 
 /*
  * Reads the DWARF of the ELF file on @fd, which it takes: NULL (and @fd
- * closed) when there is none, or a section is larger than it will read.
+ * closed) when there is none, a section is larger than it will read, or it
+ * needs a file it does not open here (split DWARF's .dwo, DWARF 5's
+ * supplementary file). A dwz alt file (.gnu_debugaltlink) is opened inside
+ * @rootfd (the root of the process that maps the binary; -1: ours).
  */
-struct inlines *inlines__open(int fd);
+struct inlines *inlines__open(int fd, int rootfd);
 
 /*
  * The functions inlined at @vaddr (the ELF's virtual address), innermost

@@ -35,6 +35,7 @@ test util-linux cmd:setpriv
 test procps cmd:pgrep
 test xz-utils cmd:xz
 test binutils cmd:objcopy
+test dwz cmd:dwz
 test time file:/usr/bin/time
 test curl cmd:curl
 test debuginfod cmd:debuginfod

@@ -937,6 +937,36 @@ PY
 	[ "$peak" -lt "$(mem_bound)" ]
 }
 
+@test "hostile: a dwz alt file is opened by the symbolizer, a regular file with the right build-id, never a FIFO" {
+	mkdir -p "$T/bin" "$T/alt"
+	cp "$WL/nofp" "$WL/libnofplib.so" "$T/bin/"
+	cp "$WL/nofp" "$T/bin/nofp2"
+	# What the two share goes to one file, which both name by path and build-id:
+	# the inlined calls' names among it (DW_FORM_GNU_strp_alt).
+	dwz -m "$T/alt/common.debug" -M "$T/alt/common.debug" "$T/bin/nofp" "$T/bin/nofp2"
+	readelf -wi "$T/bin/nofp" | grep -q 'alt indirect string, offset: .*nofp_inl_b'
+	nofp_inline "$T/bin/nofp"
+	run timeout 20 "$S" -i "$WPID" "$ADDR"
+	assert_success
+	assert_output --regexp '^nofp_inline_host\+0x30 \[nofp\] \(inlined: nofp_inl_b, nofp_inl_a\)$'
+	stop_bg "$WPID"
+	# A FIFO in its place hung libdw, which opened it itself; another file of
+	# the same name is not the one the build-id says.
+	mv "$T/alt/common.debug" "$T/alt/real.debug"
+	mkfifo "$T/alt/common.debug"
+	nofp_inline "$T/bin/nofp"
+	run timeout 20 "$S" -i "$WPID" "$ADDR"
+	assert_success
+	assert_output --regexp '^nofp_inline_host\+0x30 \[nofp\]$'
+	stop_bg "$WPID"
+	rm "$T/alt/common.debug"
+	cp "$WL/nofp" "$T/alt/common.debug"
+	nofp_inline "$T/bin/nofp"
+	run timeout 20 "$S" -i "$WPID" "$ADDR"
+	assert_success
+	assert_output --regexp '^nofp_inline_host\+0x30 \[nofp\]$'
+}
+
 @test "hostile: sizes and periods beyond what the machine can give are refused at once" {
 	require_bpf
 	# 16M stack slots would take some 18 GB of kernel memory; the 1 s run
