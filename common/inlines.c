@@ -221,6 +221,9 @@ struct unit {
 	size_t npieces;
 };
 
+/* Pieces of code of a unit's inlined calls kept, at most (libLLVM's largest unit has 300,000). */
+#define INLINES_MAX_PIECES (4u << 20)
+
 /* DIE nesting walked, at most: deeper is no code a compiler emits. */
 #define WALK_DEPTH 64
 
@@ -263,6 +266,12 @@ static int add_die(struct unit *u, size_t *cap, Dwarf_Die *die, int32_t parent, 
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (lo >= hi)
 			continue;
+		/*
+		 * Range lists can be shared: 100,000 calls pointing at one list
+		 * of 100,000 ranges made 1e10 pieces. A unit keeps so many.
+		 */
+		if (u->npieces >= INLINES_MAX_PIECES)
+			return -E2BIG;
 		if (u->npieces == *pcap) {
 			size_t n = *pcap ? *pcap * 2 : 64;
 			struct piece *t = realloc(u->by_die, n * sizeof(*t));
