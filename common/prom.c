@@ -50,7 +50,8 @@ struct family {
 	char *help;
 	enum kind kind;
 	uint64_t unit_ns;
-	struct series *series;	/* at most max_series, then "other" */
+	struct series *series;	/* at most @limit, then "other" */
+	unsigned int limit;
 	size_t n;
 	size_t *slots;		/* open addressing over @series, by labels; SIZE_MAX empty */
 	size_t nslots;
@@ -141,7 +142,15 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
-static struct family *family_get(const char *metric, const char *help, enum kind kind)
+/*
+ * The family @metric, with room for @limit label sets (past them, one
+ * [other] series adds up the rest).
+ */
+/* Reasons a tool counts losses by: fewer than this. */
+#define PROM_LOST_REASONS 32
+
+static struct family *family_get(const char *metric, const char *help, enum kind kind,
+				 unsigned int limit)
 {
 	char name[128];
 
@@ -155,12 +164,12 @@ static struct family *family_get(const char *metric, const char *help, enum kind
 	struct family *fam = &prom.families[prom.nfamilies];
 	size_t nslots = 16;
 
-	while (nslots < 2 * (size_t)prom.max_series)
+	while (nslots < 2 * (size_t)limit)
 		nslots *= 2;
-	*fam = (struct family){ .kind = kind, .nslots = nslots };
+	*fam = (struct family){ .kind = kind, .nslots = nslots, .limit = limit };
 	fam->name = strdup(name);
 	fam->help = strdup(help);
-	fam->series = calloc(prom.max_series, sizeof(*fam->series));
+	fam->series = calloc(limit, sizeof(*fam->series));
 	fam->slots = malloc(nslots * sizeof(*fam->slots));
 	if (!fam->name || !fam->help || !fam->series || !fam->slots) {
 		free(fam->name);
@@ -189,7 +198,7 @@ static struct series *series_get(struct family *fam, const struct label *labels,
 			return &fam->series[fam->slots[i]];
 		}
 	}
-	if (fam->n < prom.max_series) {
+	if (fam->n < fam->limit) {
 		fam->slots[i] = fam->n;
 		fam->series[fam->n].labels = key;
 		return &fam->series[fam->n++];
@@ -220,7 +229,7 @@ void prom__add_hist(const char *metric, const char *help, const struct label *la
 	struct series *s;
 
 	pthread_mutex_lock(&prom.lock);
-	fam = family_get(metric, help, HISTOGRAM);
+	fam = family_get(metric, help, HISTOGRAM, prom.max_series);
 	if (fam && !fam->unit_ns)
 		fam->unit_ns = unit_ns(unit);
 	s = fam ? series_get(fam, labels, nlabels) : NULL;
@@ -239,7 +248,7 @@ void prom__add_counter(const char *metric, const char *help, const struct label 
 	struct series *s;
 
 	pthread_mutex_lock(&prom.lock);
-	fam = family_get(metric, help, COUNTER);
+	fam = family_get(metric, help, COUNTER, prom.max_series);
 	s = fam ? series_get(fam, labels, nlabels) : NULL;
 	if (s)
 		s->value += delta;
@@ -253,8 +262,12 @@ void prom__lost(const char *reason, uint64_t total)
 	struct series *s;
 
 	pthread_mutex_lock(&prom.lock);
+	/*
+	 * A tool's few reasons, never folded: in [other], each would set its
+	 * total in turn, and the counter would go back and forth.
+	 */
 	fam = family_get("lost_total", "Events the BPF programs could not count since start, by reason",
-			 COUNTER);
+			 COUNTER, PROM_LOST_REASONS);
 	s = fam ? series_get(fam, &l, 1) : NULL;
 	if (s)
 		s->value = total;
