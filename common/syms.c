@@ -38,11 +38,17 @@ struct root {
 	int fd;		/* O_PATH */
 };
 
-/* An ELF file, read once however many processes map it. */
+/*
+ * An ELF file, read once however many processes map it. Known by its
+ * device and inode, and by its size and modification time, which tell it
+ * from a file that got the inode of one deleted since (a package upgrade).
+ */
 struct binary {
 	struct binary *next;
 	dev_t dev;
 	ino_t ino;
+	off_t size;
+	struct timespec mtime;
 	int fd;			/* held from the first mapping seen until it is read */
 	char *path;		/* as the first process that mapped it sees it */
 	char *name;		/* its base name, for "[module]" */
@@ -536,7 +542,8 @@ static struct binary *binary_get(struct syms *s, int fd, const struct stat *st,
 	char *copy;
 
 	for (b = s->binaries[h]; b; b = b->next) {
-		if (b->dev == st->st_dev && b->ino == st->st_ino) {
+		if (b->dev == st->st_dev && b->ino == st->st_ino && b->size == st->st_size &&
+		    b->mtime.tv_sec == st->st_mtim.tv_sec && b->mtime.tv_nsec == st->st_mtim.tv_nsec) {
 			close(fd);
 			return b;
 		}
@@ -551,6 +558,8 @@ static struct binary *binary_get(struct syms *s, int fd, const struct stat *st,
 	}
 	b->dev = st->st_dev;
 	b->ino = st->st_ino;
+	b->size = st->st_size;
+	b->mtime = st->st_mtim;
 	b->fd = fd;
 	b->root = root;
 	b->path = strdup(path);
