@@ -9,11 +9,12 @@ result() {
 	printf 'RESULT %s %s %s %s\n' "$1" "$2" "$3" "$(printf '%s' "$4" | tr '\n\t' '  ' | cut -c1-600)"
 }
 
-# vm_wait FILES PATTERN [PID]: up to 20 s for a line matching PATTERN in one
-# of FILES (space-separated paths); gives up early once process PID has exited.
+# vm_wait FILES PATTERN [PID]: up to 60 s for a line matching PATTERN in one
+# of FILES (space-separated paths); gives up early once process PID has
+# exited. Long: a guest beside the suite may get no CPU for seconds.
 vm_wait() {
 	_i=0
-	while [ $_i -lt 200 ]; do
+	while [ $_i -lt 600 ]; do
 		grep -qs -- "$2" $1 && return 0
 		[ -n "${3:-}" ] && ! kill -0 "$3" 2> /dev/null && return 1
 		sleep 0.1
@@ -74,6 +75,18 @@ vm_trace() {
 	kill -INT $vm_tpid
 	wait $vm_tpid
 	vm_rc=$?
+}
+
+# vm_blocked US WORKFILE SHORT: is US, a tool's total of the offcpu
+# workload's blocked time, what the workload measured itself ("done US" in
+# WORKFILE), less SHORT (periods the tool said it dropped)? Its own clock,
+# not the nominal sleeps: a guest the host starves (the matrix runs beside
+# the suite, at idle priority) sleeps longer, by both clocks alike. The
+# tool's periods are within the workload's (from the switch out to the
+# switch in, not the system call's entry to its return).
+vm_blocked() {
+	_m=$(awk '/^done / { print $2 }' "$2")
+	[ -n "$_m" ] && [ "$1" -le $((_m + 2000)) ] && [ "$1" -ge $((_m * 9 / 10 - $3)) ]
 }
 
 # vm_leftover TOOL: names of TOOL's BPF programs still loaded, if any.

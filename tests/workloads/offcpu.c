@@ -4,7 +4,9 @@
  * usage: offcpu sleep N MS  -- offcpu_sleeper() sleeps MS ms, N times
  *        offcpu pipe N MS   -- offcpu_reader() blocks reading a pipe that
  *                              offcpu_waker() writes to MS ms later, N times
- * Prints "pid PID", waits for SIGUSR1, does the work, prints "done".
+ * Prints "pid PID", waits for SIGUSR1, does the work, prints "done US":
+ * the microseconds it spent in the sleeps, or blocked on the pipe, by its
+ * own clock (which a slowed machine stretches as it does the tool's).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -18,6 +20,15 @@
 #include "rawsys.h"
 
 static int n, ms, fds[2];
+static long long blocked_ns;
+
+static long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 __attribute__((noinline)) void offcpu_sleeper(void)
 {
@@ -46,8 +57,12 @@ __attribute__((noinline)) void offcpu_waker(void)
 
 static void *reader_thread(void *arg)
 {
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		long long t0 = mono_ns();
+
 		offcpu_reader();
+		blocked_ns += mono_ns() - t0;
+	}
 	return NULL;
 }
 
@@ -78,14 +93,18 @@ int main(int argc, char **argv)
 	sigwait(&set, &sig);
 
 	if (!strcmp(argv[1], "sleep")) {
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n; i++) {
+			long long t0 = mono_ns();
+
 			offcpu_sleeper();
+			blocked_ns += mono_ns() - t0;
+		}
 	} else {
 		pthread_create(&r, NULL, reader_thread, NULL);
 		pthread_create(&w, NULL, waker_thread, NULL);
 		pthread_join(r, NULL);
 		pthread_join(w, NULL);
 	}
-	printf("done\n");
+	printf("done %lld\n", blocked_ns / 1000);
 	return 0;
 }
