@@ -487,6 +487,9 @@ void unwinder__warn_losses(const struct unwinder *u, const struct unwind_counts 
 	if (u->lost.runtimes)
 		pr_warn("%llu processes running Python had no room for their interpreter: their "
 			"Python frames show as its loop; raise --unwind-memory", u->lost.runtimes);
+	if (c->py_unknown)
+		pr_warn("%llu Python frames are [unknown python]: their code object could not be "
+			"read where the stack was taken", (unsigned long long)c->py_unknown);
 	if (u->lost.mappings)
 		pr_warn("%llu executable mappings past the first %d of a process: walked by frame "
 			"pointers", u->lost.mappings, UNWIND_MAX_MAPPINGS);
