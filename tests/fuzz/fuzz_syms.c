@@ -4,8 +4,12 @@
  * write. The first byte picks the parser: 0 an ELF file (segments, symbols,
  * build-id, debuglink, MiniDebugInfo, uprobe offsets), 1 a /proc/PID/maps
  * line, 2 kallsyms and modules text, 3 a perf-PID.map, 4 a debug file
- * planted in a fake root where the build-id and debuglink searches look.
+ * planted in a fake root where the build-id and debuglink searches look,
+ * 5 an ELF file's unwind tables (its CFI, or Go's pclntab) and CPython's
+ * interpreter found in it, 6 machine code Go's return finder disassembles,
+ * 7 a name through every escaper.
  */
+#include <elf.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <limits.h>
@@ -17,7 +21,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cfi.h"
+#include "cpython.h"
 #include "debuginfo.h"
+#include "elffile.h"
+#include "escape.h"
+#include "goprobe.h"
+#include "json.h"
 #include "ksyms.h"
 #include "perfmap.h"
 #include "procmaps.h"
@@ -184,11 +194,75 @@ static void fuzz_debuginfo(const uint8_t *data, size_t size)
 	close(rootfd);
 }
 
+/* Unwind rows from the file's CFI and from Go's pclntab, and CPython's interpreter. */
+static void fuzz_unwind(const uint8_t *data, size_t size)
+{
+	int fd = memfd_create("fuzz", MFD_CLOEXEC);
+	struct py_binary *pb;
+	struct cfi_table t;
+	uint64_t lo, hi;
+	Elf *elf;
+
+	if (fd < 0)
+		return;
+	if (write(fd, data, size) == (ssize_t)size && !elffile__begin(fd, &elf)) {
+		if (!cfi__build(elf, NULL, 1 << 20, &t))
+			cfi__free(&t);
+		if (!cfi__build_go(fd, elf, 1 << 20, &t))
+			cfi__free(&t);
+		cfi__function(elf, size ? data[size / 2] << 12 : 0, &lo, &hi);
+		pb = python__probe(fd, elf, "fuzz");
+		python__binary_free(pb);
+		elf_end(elf);
+	}
+	close(fd);
+}
+
+/* x86-64 or arm64 code (by the first byte), whose returns are looked for. */
+static void fuzz_returns(const uint8_t *data, size_t size)
+{
+	int fd = memfd_create("fuzz", MFD_CLOEXEC);
+	uint64_t *rets;
+	ssize_t n;
+
+	if (fd < 0 || size < 2)
+		goto out;
+	if (write(fd, data + 1, size - 1) == (ssize_t)(size - 1)) {
+		n = goprobe__returns(fd, data[0] & 1 ? EM_AARCH64 : EM_X86_64, 0, size - 1, &rets);
+		if (n > 0)
+			free(rets);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+}
+
+/* A name through every writer: whatever it holds, they must not read past it. */
+static void fuzz_escape(const uint8_t *data, size_t size)
+{
+	char *name = malloc(size + 1), out[64];
+	FILE *null = fopen("/dev/null", "w");
+
+	if (!name || !null)
+		goto out;
+	memcpy(name, data, size);
+	name[size] = '\0';
+	for (int fl = ESCAPE_TEXT; fl <= ESCAPE_PROM; fl++) {
+		escape__print(null, name, fl);
+		escape__format(out, size % sizeof(out), name, fl);
+	}
+	json__print_string(null, name);
+out:
+	free(name);
+	if (null)
+		fclose(null);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	switch (data[0] % 5) {
+	switch (data[0] % 8) {
 	case 0:
 		fuzz_elf(data + 1, size - 1);
 		break;
@@ -203,6 +277,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 4:
 		fuzz_debuginfo(data + 1, size - 1);
+		break;
+	case 5:
+		fuzz_unwind(data + 1, size - 1);
+		break;
+	case 6:
+		fuzz_returns(data + 1, size - 1);
+		break;
+	case 7:
+		fuzz_escape(data + 1, size - 1);
 		break;
 	}
 	return 0;
