@@ -591,6 +591,11 @@ int gopclntab__open(int fd, Elf *elf, struct gopclntab **out, const char **why)
 	return 0;
 }
 
+uint64_t gopclntab__bytes(const struct gopclntab *t)
+{
+	return t ? sizeof(*t) + t->ro.len + t->data.len : 0;
+}
+
 void gopclntab__free(struct gopclntab *t)
 {
 	if (!t)

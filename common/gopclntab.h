@@ -24,6 +24,9 @@ struct gopclntab;
  * What it needs is copied: @fd may close after.
  */
 int gopclntab__open(int fd, Elf *elf, struct gopclntab **out, const char **why);
+/* The memory it holds (the segments it read), in bytes. */
+uint64_t gopclntab__bytes(const struct gopclntab *t);
+
 void gopclntab__free(struct gopclntab *t);
 
 /* "1.16-1.17", "1.18-1.19" or "1.20+": which layout the table has. */

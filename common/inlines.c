@@ -40,10 +40,15 @@ struct inlines {
 	size_t nnames, names_cap;
 	struct unit **units;	/* read so far, by offset */
 	size_t nunits, units_cap;
+	uint64_t section_bytes;	/* its debug sections', which libdw reads whole */
+	uint64_t unit_bytes;	/* what its units' inlined calls take */
 };
 
-/* Are its debug sections all of a size libdw may read whole? */
-static bool bounded(Elf *elf)
+/*
+ * Are its debug sections all of a size libdw may read whole? Their total
+ * to *@bytes (NULL: not wanted): what libdw holds of them, at most.
+ */
+static bool bounded(Elf *elf, uint64_t *bytes)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
@@ -73,6 +78,8 @@ static bool bounded(Elf *elf)
 		}
 		if (size > INLINES_MAX_SECTION)
 			return false;
+		if (bytes)
+			*bytes += size;
 	}
 	return true;
 }
@@ -124,7 +131,8 @@ static int open_alt(struct inlines *in, int rootfd)
 		if (root >= 0)
 			close(root);
 	}
-	if (in->alt_fd < 0 || elffile__begin(in->alt_fd, &in->alt_elf) || !bounded(in->alt_elf))
+	if (in->alt_fd < 0 || elffile__begin(in->alt_fd, &in->alt_elf) ||
+	    !bounded(in->alt_elf, &in->section_bytes))
 		return -ENOENT;
 	len = elffile__build_id(in->alt_elf, id, sizeof(id));
 	if (len <= 0 || (size_t)len != idlen || memcmp(id, want, idlen))
@@ -165,7 +173,7 @@ struct inlines *inlines__open(int fd, int rootfd)
 	in->alt_fd = -1;
 	if (elffile__begin(fd, &in->elf))
 		goto fail;
-	if (!elffile__has_section(in->elf, ".debug_info") || !bounded(in->elf) ||
+	if (!elffile__has_section(in->elf, ".debug_info") || !bounded(in->elf, &in->section_bytes) ||
 	    elffile__has_section(in->elf, ".debug_sup"))
 		goto fail;
 	in->dw = dwarf_begin_elf(in->elf, DWARF_C_READ, NULL);
@@ -428,6 +436,8 @@ static struct unit *unit_get(struct inlines *in, Dwarf_Die *cu)
 	u = unit_read(cu);
 	if (!u)
 		return NULL;
+	in->unit_bytes += sizeof(*u) + u->ndies * sizeof(*u->dies) +
+			  2 * u->npieces * sizeof(*u->pieces);
 	memmove(in->units + lo + 1, in->units + lo, (in->nunits - lo) * sizeof(*in->units));
 	in->units[lo] = u;
 	in->nunits++;
@@ -519,6 +529,12 @@ int inlines__find(struct inlines *in, uint64_t vaddr, const char **names, int ma
 	if (n)
 		memcpy(names, chain, n * sizeof(*names));
 	return n;
+}
+
+uint64_t inlines__bytes(const struct inlines *in)
+{
+	return in ? in->section_bytes + in->unit_bytes + in->cap * sizeof(*in->slots) +
+		    in->names_cap * sizeof(*in->names) : 0;
 }
 
 void inlines__free(struct inlines *in)

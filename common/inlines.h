@@ -26,6 +26,9 @@ struct inlines *inlines__open(int fd, int rootfd);
  */
 int inlines__find(struct inlines *in, uint64_t vaddr, const char **names, int max);
 
+/* The memory it holds, or may come to hold (libdw reads a debug section whole), in bytes. */
+uint64_t inlines__bytes(const struct inlines *in);
+
 void inlines__free(struct inlines *in);
 
 #endif

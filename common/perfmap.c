@@ -40,6 +40,7 @@ int perfmap__parse(struct perfmap *m, char *text, size_t len)
 	char *line = text, *end = text + len;
 
 	m->text = text;
+	m->bytes = len;
 	while (line < end) {
 		char *nl = memchr(line, '\n', end - line), *p = line;
 		uint64_t start, size;
@@ -57,6 +58,7 @@ int perfmap__parse(struct perfmap *m, char *text, size_t len)
 				if (!t)
 					return -ENOMEM;
 				m->syms = t;
+				m->bytes += (cap - m->n) * sizeof(*t);
 			}
 			m->syms[m->n++] = (struct perfmap_sym){ start, size, p };
 		}

@@ -19,6 +19,7 @@ struct perfmap {
 	struct perfmap_sym *syms;	/* sorted by start */
 	size_t n;
 	char *text;			/* the file, names cut out of it in place */
+	size_t bytes;			/* what it holds: the text and the symbols */
 	int truncated;			/* it was longer than PERFMAP_MAX_BYTES */
 };
 

@@ -1,19 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Parsing the options the stack tools share, once. */
+#include <errno.h>
+#include <string.h>
+
 #include "cli.h"
 #include "run.h"
 #include "stackopts.h"
+#include "syms.h"
 #include "tool.h"
 
 enum {
 	KEY_SVG = CLI_KEY_TOOL + 0x200, KEY_PPROF, KEY_UNWIND, KEY_UNWIND_MEMORY, KEY_DEBUGINFOD,
-	KEY_PPROF_DIR, KEY_PPROF_INTERVAL, KEY_PPROF_KEEP,
+	KEY_PPROF_DIR, KEY_PPROF_INTERVAL, KEY_PPROF_KEEP, KEY_SYMBOL_MEMORY,
 };
 
 struct stack_opts stack_opts = {
 	.unwind = { .method = UNWIND_AUTO, .memory_mb = UNWIND_DEFAULT_MEMORY_MB },
 	.pprof_interval = 60,
 	.pprof_keep = 60,
+	.symbol_memory_mb = SYMS_DEFAULT_MEMORY_MB,
 };
 
 static const struct argp_option options[] = {
@@ -34,6 +39,9 @@ static const struct argp_option options[] = {
 	{ "debuginfod", KEY_DEBUGINFOD, "SECONDS", OPTION_ARG_OPTIONAL,
 	  "Fetch missing debug files from $DEBUGINFOD_URLS, for at most SECONDS in all "
 	  "(default 30)" },
+	{ "symbol-memory", KEY_SYMBOL_MEMORY, "MB", 0,
+	  "Memory for the symbol tables of binaries and perf maps; past it, those named "
+	  "least recently are let go and read again when needed (default 256)" },
 	{},
 };
 
@@ -67,6 +75,10 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		stack_opts.debuginfod = arg ? cli__parse_ulong(state, "debuginfod time", arg, 1, 3600)
 					    : 30;
 		break;
+	case KEY_SYMBOL_MEMORY:
+		stack_opts.symbol_memory_mb = cli__parse_ulong(state, "symbol memory", arg, 1, 1048576);
+		stack_opts.symbol_memory_given = true;
+		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
@@ -85,6 +97,7 @@ void stack_opts__warn_ignored(const struct stack_view *v)
 	if (v->kernel_only)
 		tool__warn_ignored("-K shows kernel stacks only", v->delimit ? "-d" : NULL,
 				   stack_opts.unwind_given ? "--unwind" : NULL, memory,
+				   stack_opts.symbol_memory_given ? "--symbol-memory" : NULL,
 				   stack_opts.debuginfod ? "--debuginfod" : NULL);
 	else if (stack_opts.unwind.method == UNWIND_FP)
 		tool__warn_ignored("--unwind=fp keeps no unwind tables", memory);
@@ -100,6 +113,27 @@ void stack_opts__warn_ignored(const struct stack_view *v)
 	}
 	if (v->folded && !stack_opts.pprof_dir)
 		tool__warn_ignored("-f prints folded lines", v->json ? "--json" : NULL);
+}
+
+struct syms *stack_opts__syms(void)
+{
+	struct syms *s = syms__new();
+	int err;
+
+	if (!s) {
+		pr_err("cannot make a symbolizer: %s", strerror(errno));
+		return NULL;
+	}
+	syms__set_budget(s, (uint64_t)stack_opts.symbol_memory_mb << 20);
+	if (stack_opts.debuginfod) {
+		err = syms__use_debuginfod(s, stack_opts.debuginfod);
+		if (err) {
+			syms__free(s);
+			errno = -err;
+			return NULL;
+		}
+	}
+	return s;
 }
 
 void stack_opts__run(struct run *r)

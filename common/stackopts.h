@@ -11,8 +11,9 @@
 struct stack_opts {
 	const char *svg, *pprof;	/* --svg FILE, --pprof FILE; "-": the standard output */
 	unsigned int debuginfod;	/* --debuginfod[=SECONDS]; 0: off */
+	unsigned int symbol_memory_mb;	/* --symbol-memory */
 	struct unwind_opts unwind;	/* --unwind, --unwind-memory */
-	bool unwind_given, unwind_memory_given;
+	bool unwind_given, unwind_memory_given, symbol_memory_given;
 	const char *pprof_dir;		/* --pprof-dir DIR: continuous profiles */
 	unsigned int pprof_interval;	/* --pprof-interval, seconds */
 	unsigned int pprof_keep;	/* --pprof-keep, files */
@@ -23,9 +24,15 @@ extern struct stack_opts stack_opts;
 
 /*
  * An argp group for cli's @group: --svg, --pprof, --pprof-dir,
- * --pprof-interval, --pprof-keep, --unwind, --unwind-memory, --debuginfod.
+ * --pprof-interval, --pprof-keep, --unwind, --unwind-memory, --debuginfod,
+ * --symbol-memory.
  */
 extern const struct argp stack_opts_argp;
+
+struct syms;
+
+/* A symbolizer as the options ask (its memory, debuginfod); NULL once said why. */
+struct syms *stack_opts__syms(void);
 
 /* What a stack tool was asked to print, for stack_opts__warn_ignored(). */
 struct stack_view {

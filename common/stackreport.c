@@ -321,6 +321,7 @@ int stackreport__print(struct stackreport *r)
 	if (r->folded || files || r->pprof_dir) {
 		set = stackset__new();
 		for (size_t i = 0; set && i < n; i++) {
+			syms__trim(r->syms);	/* the stack set keeps copies of the names */
 			if (stackset__add(set, f, o->fold(r, all[i]->key, f), all[i]->value)) {
 				stackset__free(set);
 				set = NULL;
@@ -352,6 +353,7 @@ int stackreport__print(struct stackreport *r)
 			struct json j;
 			size_t nf;
 
+			syms__trim(r->syms);
 			if (!r->cli->json) {
 				o->print_text(r, all[i]->key, all[i]->value);
 				continue;

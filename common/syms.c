@@ -11,6 +11,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,6 +66,9 @@ struct binary {
 	struct inlines *inlines;	/* from its DWARF or its debug file's; NULL if none */
 	struct gopclntab *go;		/* a Go binary's own table; NULL if none */
 	struct runtime_binary *runtime;	/* the interpreter it holds, if any */
+	uint64_t used;			/* when it last named a frame, by syms' clock */
+	uint64_t bytes;			/* its tables' size when last counted in syms' held */
+	bool evicted;			/* its tables let go for the budget: read again when needed */
 };
 
 struct vma {
@@ -84,6 +88,7 @@ struct proc {
 	size_t nvmas;
 	bool jit_tried;
 	struct perfmap jit;
+	uint64_t jit_used;	/* when its perf map last named a frame */
 	long long read_ms;	/* when its maps were last read, monotonic */
 	unsigned int rereads;	/* how often since */
 	bool reread;		/* asked to read them again, too soon after the last time */
@@ -112,6 +117,9 @@ struct losses {
 	unsigned long long execed;	/* images in stacks, exec'd away before they were read */
 	unsigned long long go_unread;	/* Go binaries whose pclntab was not read */
 	const char *go_why;		/* ... the first one's reason */
+	unsigned long long evicted;	/* binaries' and perf maps' tables let go for the budget */
+	unsigned long long reread;	/* ... read again when needed */
+	unsigned long long gone;	/* ... whose file was gone by then */
 };
 
 struct syms {
@@ -131,6 +139,12 @@ struct syms {
 	size_t nids, ids_cap;
 	size_t prefetched;		/* processes read at their exec, not yet in a stack */
 	struct runtime_names *runtime_names;	/* interpreted runtimes' frames, named */
+	uint64_t budget;		/* bytes the binaries' tables and perf maps may hold */
+	uint64_t held;			/* ... hold, as last counted */
+	uint64_t clock;			/* a tick each lookup, for least-recently-used */
+	uint64_t trimmed;		/* the clock at the last syms__trim() */
+	struct binary **recent;		/* binaries named since, to count again */
+	size_t nrecent, recent_cap;
 };
 
 struct syms *syms__new(void)
@@ -160,7 +174,13 @@ struct syms *syms__new(void)
 	s->ticks_per_sec = sysconf(_SC_CLK_TCK);
 	if (s->ticks_per_sec <= 0)
 		s->ticks_per_sec = 100;
+	s->budget = (uint64_t)SYMS_DEFAULT_MEMORY_MB << 20;
 	return s;
+}
+
+void syms__set_budget(struct syms *s, uint64_t bytes)
+{
+	s->budget = bytes;
 }
 
 void syms__observe(struct syms *s, const struct syms_observer *o)
@@ -188,8 +208,9 @@ static void binary_free(struct binary *b)
 	free(b);
 }
 
-static void proc_free(struct proc *p)
+static void proc_free(struct syms *s, struct proc *p)
 {
+	s->held -= p->jit.bytes;
 	perfmap__free(&p->jit);
 	free(p->vmas);
 	free(p);
@@ -206,7 +227,7 @@ void syms__free(struct syms *s)
 		}
 		for (struct proc *p = s->procs[i], *n; p; p = n) {
 			n = p->next;
-			proc_free(p);
+			proc_free(s, p);
 		}
 	}
 	for (struct root *r = s->roots, *n; r; r = n) {
@@ -220,6 +241,7 @@ void syms__free(struct syms *s)
 	debuginfo__free(s->debuginfo);
 	runtime_names__free(s->runtime_names);
 	free(s->by_id);
+	free(s->recent);
 	free(s);
 }
 
@@ -433,6 +455,12 @@ static void binary_load(struct syms *s, struct binary *b)
 	Elf *elf;
 
 	b->loaded = true;
+	/* Read again after it was let go: what it read the first time goes first. */
+	free(b->segs);
+	b->segs = NULL;
+	b->nsegs = 0;
+	free(b->build_id);
+	b->build_id = NULL;
 	if (b->fd < 0 || elffile__begin(b->fd, &elf)) {
 		b->failed = true;
 		s->lost.unreadable++;
@@ -466,6 +494,118 @@ static void binary_load(struct syms *s, struct binary *b)
 	name_entry(b, elf);
 	elf_end(elf);
 	release_fd(s, b);
+}
+
+/* What @b's tables hold now, in bytes. */
+static uint64_t binary_bytes(const struct binary *b)
+{
+	return b->syms.bytes + inlines__bytes(b->inlines) + gopclntab__bytes(b->go);
+}
+
+/* Lets @b's tables go, to be read again (binary_reopen) if a frame needs them. */
+static void binary_evict(struct syms *s, struct binary *b)
+{
+	symtab__free(&b->syms);
+	memset(&b->syms, 0, sizeof(b->syms));
+	inlines__free(b->inlines);
+	b->inlines = NULL;
+	gopclntab__free(b->go);
+	b->go = NULL;
+	b->loaded = false;
+	b->evicted = true;
+	s->held -= b->bytes;
+	b->bytes = 0;
+	s->lost.evicted++;
+}
+
+static void proc_evict(struct syms *s, struct proc *p)
+{
+	s->held -= p->jit.bytes;
+	perfmap__free(&p->jit);
+	memset(&p->jit, 0, sizeof(p->jit));
+	p->jit_tried = false;
+	s->lost.evicted++;
+}
+
+/* A binary names its first frame since the last trim: its tables will be counted again. */
+static void note_recent(struct syms *s, struct binary *b)
+{
+	if (b->used > s->trimmed)
+		return;
+	if (s->nrecent == s->recent_cap) {
+		size_t cap = s->recent_cap ? 2 * s->recent_cap : 64;
+		struct binary **v = reallocarray(s->recent, cap, sizeof(*v));
+
+		if (!v)
+			return;	/* counted at the next trim it is named in */
+		s->recent = v;
+		s->recent_cap = cap;
+	}
+	s->recent[s->nrecent++] = b;
+}
+
+struct lru {
+	uint64_t used;
+	struct binary *b;	/* NULL: a process's perf map */
+	struct proc *p;
+};
+
+static int cmp_lru(const void *a, const void *b)
+{
+	const struct lru *x = a, *y = b;
+
+	return x->used < y->used ? -1 : x->used > y->used;
+}
+
+void syms__trim(struct syms *s)
+{
+	struct lru *v;
+	size_t n = 0, cap = 0;
+
+	/* Tables grow as they are used (inlined calls decode unit by unit): count those named. */
+	for (size_t i = 0; i < s->nrecent; i++) {
+		struct binary *b = s->recent[i];
+		uint64_t now = b->loaded ? binary_bytes(b) : 0;
+
+		s->held += now - b->bytes;
+		b->bytes = now;
+	}
+	s->nrecent = 0;
+	if (s->held <= s->budget) {
+		s->trimmed = s->clock;
+		return;
+	}
+	for (int i = 0; i < BUCKETS; i++) {
+		for (struct binary *b = s->binaries[i]; b; b = b->next)
+			cap++;
+		for (struct proc *p = s->procs[i]; p; p = p->next)
+			cap++;
+	}
+	v = malloc(cap * sizeof(*v));
+	if (!v)
+		return;
+	/*
+	 * Not those named since the last trim: the stack just named would
+	 * read them again at once, every stack over, if they alone overflow.
+	 */
+	for (int i = 0; i < BUCKETS; i++) {
+		for (struct binary *b = s->binaries[i]; b; b = b->next)
+			if (b->bytes && b->used <= s->trimmed && b != s->vdso)
+				v[n++] = (struct lru){ b->used, b, NULL };
+		for (struct proc *p = s->procs[i]; p; p = p->next)
+			if (p->jit.bytes && p->jit_used <= s->trimmed)
+				v[n++] = (struct lru){ p->jit_used, NULL, p };
+	}
+	qsort(v, n, sizeof(*v), cmp_lru);
+	/* Down to three quarters, so that the next trims have room to keep. */
+	for (size_t i = 0; i < n && s->held > s->budget / 4 * 3; i++) {
+		if (v[i].b)
+			binary_evict(s, v[i].b);
+		else
+			proc_evict(s, v[i].p);
+	}
+	free(v);
+	s->trimmed = s->clock;
 }
 
 /* Gives @b the next number, by which frames found by file name it. */
@@ -886,7 +1026,7 @@ static void drop_prefetched(struct syms *s)
 
 			if (p->prefetched) {
 				*pp = p->next;
-				proc_free(p);
+				proc_free(s, p);
 			} else {
 				pp = &p->next;
 			}
@@ -915,7 +1055,7 @@ void syms__forget_exited(struct syms *s)
 			if (p->exited) {
 				*pp = p->next;
 				s->prefetched -= p->prefetched;
-				proc_free(p);
+				proc_free(s, p);
 				continue;
 			}
 			p->exited = !syms__alive(s, &p->key);
@@ -980,6 +1120,61 @@ void syms__tick(struct syms *s)
 				syms__refresh(s, &p->key);
 }
 
+/* Is the file open on @fd the one @b was read from (not another given its inode since)? */
+static bool same_file(const struct binary *b, int fd)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && st.st_dev == b->dev && st.st_ino == b->ino &&
+	       st.st_size == b->size && st.st_mtim.tv_sec == b->mtime.tv_sec &&
+	       st.st_mtim.tv_nsec == b->mtime.tv_nsec;
+}
+
+/*
+ * @b's tables were let go and a frame needs them: its file again, the very
+ * one a process maps (its map_files entry), or else by its path in its
+ * root. Whether it could be.
+ */
+static bool binary_reopen(struct syms *s, struct binary *b)
+{
+	int fd = -1;
+
+	for (int i = 0; i < BUCKETS && fd < 0; i++)
+		for (struct proc *p = s->procs[i]; p && fd < 0; p = p->next)
+			for (size_t k = 0; k < p->nvmas && fd < 0; k++) {
+				struct maps_entry e = {
+					.start = p->vmas[k].start, .end = p->vmas[k].end,
+					.dev_major = major(b->dev), .dev_minor = minor(b->dev),
+					.inode = b->ino, .path = b->path,
+				};
+				struct stat st;
+
+				if (p->vmas[k].bin != b || p->gone)
+					continue;
+				fd = procfile__open_mapped(p->key.tgid, &e, p->root ? p->root->fd : -1, &st);
+				if (fd >= 0 && !same_file(b, fd)) {
+					close(fd);
+					fd = -1;
+				}
+			}
+	if (fd < 0 && b->root) {
+		fd = procfile__openat(b->root->fd, b->path, PROCFILE_NOFOLLOW, NULL);
+		if (fd >= 0 && !same_file(b, fd)) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (fd < 0) {
+		b->loaded = b->failed = true;
+		s->lost.gone++;
+		return false;
+	}
+	b->fd = fd;
+	s->open_fds++;
+	s->lost.reread++;
+	return true;
+}
+
 static bool binary_lookup(struct syms *s, struct binary *b, const struct vma *v, uint64_t addr,
 			  struct sym_info *out)
 {
@@ -987,7 +1182,9 @@ static bool binary_lookup(struct syms *s, struct binary *b, const struct vma *v,
 	const struct sym *u;
 	bool found = false;
 
-	if (!b->loaded)
+	note_recent(s, b);
+	b->used = ++s->clock;
+	if (!b->loaded && (!b->evicted || binary_reopen(s, b)))
 		binary_load(s, b);
 	out->module = b->name;
 	out->path = b->path;
@@ -1049,6 +1246,7 @@ static void load_jit(struct syms *s, struct proc *p)
 		s->lost.jit_refused++;
 	}
 	s->lost.jit_cut += p->jit.truncated;
+	s->held += p->jit.bytes;
 }
 
 int syms__user(struct syms *s, const struct proc_key *k, uint64_t addr, struct sym_info *out)
@@ -1081,6 +1279,7 @@ int syms__user(struct syms *s, const struct proc_key *k, uint64_t addr, struct s
 	/* Not in a file: code a JIT wrote, if it left a map (which an exec's new image may own). */
 	if (!p->jit_tried && !p->superseded)
 		load_jit(s, p);
+	p->jit_used = ++s->clock;
 	j = perfmap__find(&p->jit, addr);
 	if (!j)
 		return -ENOENT;
@@ -1233,6 +1432,18 @@ void syms__warn_losses(const struct syms *s)
 	if (l->execed)
 		pr_warn("%llu processes exec'd before their maps were read: the frames of what "
 			"they ran before are [unknown]", l->execed);
+	if (l->evicted)
+		pr_debug("--symbol-memory %llu: tables let go %llu times, read again %llu times",
+			 (unsigned long long)(s->budget >> 20), l->evicted, l->reread);
+	if (l->reread >= 1000)
+		pr_warn("symbols read again %llu times after --symbol-memory (%llu MiB) let them "
+			"go: raise it to save that work", l->reread,
+			(unsigned long long)(s->budget >> 20));
+	if (l->gone)
+		pr_warn("%llu binaries' symbols were let go to stay within --symbol-memory "
+			"(%llu MiB) and their files were gone when needed again: their frames are "
+			"[unknown]; raise --symbol-memory", l->gone,
+			(unsigned long long)(s->budget >> 20));
 }
 
 size_t sym_info__format(const struct sym_info *si, char *buf, size_t size, unsigned int flags)

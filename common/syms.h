@@ -48,6 +48,23 @@ struct syms;
 struct syms *syms__new(void);
 void syms__free(struct syms *s);
 
+/*
+ * The memory the binaries' tables (symbols, inlined calls, Go's tables)
+ * and processes' perf maps may hold, in bytes: past it, those named least
+ * recently are let go, and read again if a frame needs them (from the
+ * very file, which a process maps, or its path). Runs without end stay
+ * bounded however many binaries come and go.
+ */
+#define SYMS_DEFAULT_MEMORY_MB 256
+void syms__set_budget(struct syms *s, uint64_t bytes);
+
+/*
+ * Keeps to the budget, letting go of what was named least recently (not
+ * since the last trim). The names given out before are no longer valid:
+ * call it between stacks, once their frames are printed or copied.
+ */
+void syms__trim(struct syms *s);
+
 /* Also fetch missing debug files from debuginfod, for at most @seconds; 0 or -errno. */
 int syms__use_debuginfod(struct syms *s, unsigned int seconds);
 

@@ -209,6 +209,7 @@ multiline_sum() {
 @test "profile -f folds root first with the process name, and matches the default output" {
 	require_bpf
 	start_workload
+	: > "$T/text"
 	"$BIN/profile" -p "$WPID" -F 99 2 > "$T/text" &
 	PPID_BG=$!
 	"$BIN/profile" -p "$WPID" -F 99 -f 2 > "$T/folded" 2> "$T/err"
@@ -355,6 +356,9 @@ multiline_sum() {
 	assert_failure 2
 	run "$BIN/profile" --stack-storage-size 0
 	assert_failure 2
+	run "$BIN/profile" --symbol-memory 0
+	assert_failure 2
+	assert_output --partial "symbol memory"
 	run "$BIN/profile" --no-such-option
 	assert_failure 2
 	assert_output "profile: unrecognized option '--no-such-option'
@@ -371,8 +375,8 @@ Try \`profile --help' or \`profile --usage' for more information."
 	assert_failure 1
 	assert_output "profile: -U shows user stacks only; -d and -a are ignored
 $NOROOT"
-	run unprivileged "$BIN/profile" -K -d --unwind=dwarf --unwind-memory 8 --debuginfod
-	assert_output "profile: -K shows kernel stacks only; -d, --unwind, --unwind-memory and --debuginfod are ignored
+	run unprivileged "$BIN/profile" -K -d --unwind=dwarf --unwind-memory 8 --symbol-memory 8 --debuginfod
+	assert_output "profile: -K shows kernel stacks only; -d, --unwind, --unwind-memory, --symbol-memory and --debuginfod are ignored
 $NOROOT"
 	run unprivileged "$BIN/profile" --unwind=fp --unwind-memory 64
 	assert_output "profile: --unwind=fp keeps no unwind tables; --unwind-memory is ignored
@@ -428,6 +432,9 @@ $NOROOT"
 	run "$BIN/profile" --svg /nonexistent/dir/x.svg 1
 	assert_failure 1
 	assert_output --partial "cannot write /nonexistent/dir/x.svg"
+	run env -u DEBUGINFOD_URLS "$BIN/profile" --debuginfod 1
+	assert_failure 1
+	assert_output "profile: --debuginfod: DEBUGINFOD_URLS is not set: no server to ask"
 }
 
 @test "profile --json prints one object per stack with comm, tgid and frames" {

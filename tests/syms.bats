@@ -123,6 +123,36 @@ start() {
 	assert_output "symwork_beta+0x0 [symwork]"
 }
 
+@test "syms: past --symbol-memory, tables let go are read again from the very file mapped" {
+	require_bpf
+	mkdir -p "$T/del"
+	cp "$SW" "$BUILD/tests/libsymlib.so" "$T/del/"
+	start "$T/del/symwork"
+	printf '%x 40 jitted_fn\n' "$JIT" > "/tmp/perf-$SPID.map"
+	# Its path now another binary: only the file the process maps names it.
+	rm "$T/del/symwork"
+	cp /bin/true "$T/del/symwork"
+	jit=$(printf '%x' $((JIT + 0x10)))
+	# One byte: each binary's tables are let go once another has named a frame since.
+	run "$S" -m 1 "$SPID" "$ALPHA" "$GAMMA" "$jit" "$BETA" "$GAMMA" "$jit" "$ALPHA"
+	assert_success
+	want="symwork_alpha+0x0 [symwork]
+symlib_gamma+0x0 [libsymlib.so]
+jitted_fn+0x10 [[jit]]
+symwork_beta+0x0 [symwork]
+symlib_gamma+0x0 [libsymlib.so]
+jitted_fn+0x10 [[jit]]
+symwork_alpha+0x0 [symwork]"
+	[ "$(grep -v -e '^bpfscope' -e '^symtest' <<< "$output")" = "$want" ] || fail "$output"
+	# Let go: symwork, libsymlib twice, the perf map, symwork again.
+	assert_output --regexp "tables let go [4-9] times, read again [3-9] times"
+	refute_output --partial "were gone"
+	# The budget is what decides: unbounded, nothing is let go.
+	run "$S" -m 1000000000 "$SPID" "$ALPHA" "$GAMMA" "$jit" "$BETA" "$GAMMA" "$jit" "$ALPHA"
+	assert_success
+	refute_output --partial "let go"
+}
+
 @test "syms: JIT code named from /tmp/perf-PID.map" {
 	require_bpf
 	start "$SW"

@@ -151,16 +151,14 @@ int main(int argc, char **argv)
 		return EXIT_RUNTIME;
 	if (offcpu__check_target() || offcpu__check_files(sizeof(struct offwake_key)))
 		return EXIT_RUNTIME;
-	o.syms = syms__new();
+	o.syms = stack_opts__syms();
+	if (!o.syms)
+		return EXIT_RUNTIME;
 	o.obj = tool__open_skeleton(offwaketime);
-	if (!o.obj || !o.syms) {
+	if (!o.obj) {
 		tool__report_bpf_error("open BPF object", -errno);
 		syms__free(o.syms);
 		return EXIT_RUNTIME;
-	}
-	if (stack_opts.debuginfod && syms__use_debuginfod(o.syms, stack_opts.debuginfod)) {
-		err = -EINVAL;
-		goto out;
 	}
 	btf = probe__tp_btf("sched_switch") && probe__tp_btf("sched_waking") &&
 	      probe__task_storage();

@@ -247,16 +247,14 @@ int main(int argc, char **argv)
 	    tool__check_map_memory("--hash-storage-size", env.hash_storage,
 				   sizeof(struct stack_key) + sizeof(__u64) + STACKREAD_MAP_OVERHEAD))
 		return EXIT_RUNTIME;
-	p.syms = syms__new();
+	p.syms = stack_opts__syms();
+	if (!p.syms)
+		return EXIT_RUNTIME;
 	p.obj = tool__open_skeleton(profile);
-	if (!p.obj || !p.syms) {
+	if (!p.obj) {
 		tool__report_bpf_error("open BPF object", -errno);
 		syms__free(p.syms);
 		return EXIT_RUNTIME;
-	}
-	if (stack_opts.debuginfod && syms__use_debuginfod(p.syms, stack_opts.debuginfod)) {
-		err = -EINVAL;
-		goto out;
 	}
 	p.obj->rodata->stack_seed = stackread__seed();
 	p.obj->rodata->target_tgid = env.pid;

@@ -11,6 +11,9 @@
  *        symtest -f BIN FILE     the same for file offsets in binary BIN
  *        symtest -K KALLSYMS ADDR...  kernel addresses by a kallsyms-formatted
  *                                file (no modules)
+ *        symtest -m BYTES PID ADDR...  user addresses within a memory budget of
+ *                                BYTES, trimmed to it after each address, as
+ *                                between stacks; what was let go said (-v's)
  */
 #include <fcntl.h>
 #include <stdbool.h>
@@ -21,6 +24,7 @@
 
 #include "ksyms.h"
 #include "syms.h"
+#include "tool.h"
 
 static double now(void)
 {
@@ -34,7 +38,7 @@ int main(int argc, char **argv)
 {
 	struct syms *s = syms__new();
 	struct sym_info si;
-	bool inline_too;
+	bool inline_too, budget = false;
 	char buf[512];
 
 	if (!s || argc < 3)
@@ -92,11 +96,20 @@ int main(int argc, char **argv)
 		ksyms__free(k);
 		return k ? 0 : 1;
 	}
+	if (!strcmp(argv[1], "-m") && argc > 3) {
+		syms__set_budget(s, strtoull(argv[2], NULL, 0));
+		tool__set_verbose(true);
+		argv += 2;
+		argc -= 2;
+		budget = true;
+	}
 	inline_too = !strcmp(argv[1], "-i");
 	for (int i = 2 + inline_too; i < argc; i++) {
 		unsigned long long addr = strtoull(argv[i], NULL, 16);
 		struct proc_key k = { .tgid = atoi(argv[1 + inline_too]) };
 
+		if (budget)
+			syms__trim(s);
 		if (!strcmp(argv[1], "-k"))
 			syms__kernel(s, addr, &si);
 		else
