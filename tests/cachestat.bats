@@ -28,6 +28,8 @@ teardown() {
 # the JSON line of that command's process only: the machine is shared, and
 # other processes' page-cache traffic would drown a system-wide count.
 measure() {
+	: > "$T/cs"
+	: > "$T/cs.err"
 	"$BIN/cachestat" ${CS_ARGS:-} -P --top 0 --json 600 > "$T/cs" 2> "$T/cs.err" &
 	CPID=$!
 	sleep 1	# attached well before this: startup is ~40 ms
@@ -153,6 +155,8 @@ assert_warm_verdict() {
 	mkfifo "$T/go"
 	sh -c "read x < '$T/go'; exec dd if='$DATA' of=/dev/null bs=1M status=none" &
 	RPID=$!
+	: > "$T/cs"
+	: > "$T/cs.err"
 	"$BIN/cachestat" -p "$RPID" --json 600 > "$T/cs" 2> "$T/cs.err" &
 	CPID=$!
 	sleep 1
@@ -198,6 +202,7 @@ assert_warm_verdict() {
 
 @test "cachestat prints bcc's columns every second by default, and -T times" {
 	require_bpf
+	: > "$T/out"
 	"$BIN/cachestat" > "$T/out" &
 	CPID=$!
 	sleep 2.5

@@ -63,6 +63,7 @@ teardown() {
 	# Its own process group, as at a terminal, which sends Ctrl-C to all of
 	# it; and SIGINT not ignored, as it is for a script's background job.
 	# Four seconds a tool: time to interrupt offcputime before it ends.
+	: > "$T/out"
 	setsid env --default-signal=INT "${DEMO[@]/#DEMO_SECONDS=2/DEMO_SECONDS=4}" > "$T/out" 2>&1 &
 	DPID=$!
 	# Once offcputime traces the sleeper, which sleeps 10 x 50 ms once let go.

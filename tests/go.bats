@@ -193,6 +193,7 @@ named_go() {
 		assert_output --partial "gowork-odd: ${magic#*:}"
 		# A process with it mapped (Go's runtime would refuse to start):
 		# its code stays unnamed, and the symbolizer says why at exit.
+		: > "$T/work"
 		python3 -c '
 import mmap, os, sys, time
 f = open(sys.argv[1], "rb")

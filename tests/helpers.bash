@@ -66,6 +66,15 @@ wait_for_any() {
 }
 
 # Sum of the count column of every bcc-style histogram row in a file or stdin.
+# CPU time process $1 has had, in ms (its utime and stime): what a
+# profiler can have sampled, on a machine that also runs other things.
+cpu_ms() {
+	local stat
+	stat=$(cat "/proc/$1/stat") || return 1
+	stat=${stat##*) }
+	awk -v hz="$(getconf CLK_TCK)" '{ print int(($12 + $13) * 1000 / hz) }' <<< "$stat"
+}
+
 hist_total() {
 	awk '/ -> .* : [0-9]+ +\|/ { n += $5 } END { print n + 0 }' "$@"
 }

@@ -499,6 +499,8 @@ nobuildid() {
 	mkdir -p "$T/lib"
 	cp "$BUILD/tests/libsymlib.so" "$T/lib/"
 	start "$WL/hostile" lib "$T/lib/libsymlib.so" 2
+	: > "$T/folded"
+	: > "$T/err"
 	"$BIN/profile" -p "$WPID" -F 99 -f 5 > "$T/folded" 2> "$T/err" &
 	TPID=$!
 	wait "$WPID" || true
@@ -548,12 +550,15 @@ nobuildid() {
 	"$WL/spin" 1.5 > "$T/a" &
 	a=$!
 	wait_for_line "$T/a" '^pid '
+	: > "$T/folded"
+	: > "$T/err"
 	timeout 30 "$BIN/profile" -p "$a" -F 99 -f 4 > "$T/folded" 2> "$T/err" &
 	TPID=$!
 	wait "$a"
 	# The second takes the same pid (the kernel's next pid, set by hand).
 	for try in 1 2 3 4 5; do
 		echo $((a - 1)) > /proc/sys/kernel/ns_last_pid
+		: > "$T/b"
 		"$WL/profile_spin" -s 2 > "$T/b" &
 		WPID=$!
 		[ "$WPID" -eq "$a" ] && break
@@ -641,6 +646,8 @@ spin_only() {
 	# A hard limit of 40, which the tool cannot raise past: its BPF objects
 	# take most of it, which its budget of descriptors for binaries (half the
 	# limit) did not count. Frame pointers: the binaries stay open until the report.
+	: > "$T/folded"
+	: > "$T/err"
 	bash -c 'ulimit -n 40 && exec "$@"' limit "$BIN/offcputime" -p "$WPID" --unwind=fp -f 3 \
 		> "$T/folded" 2> "$T/err" &
 	TPID=$!
@@ -743,6 +750,8 @@ spin_only() {
 		assert_failure 2
 		# The directory goes away during the run: the write fails, and so does the tool.
 		mkdir "$T/d"
+		: > "$T/out"
+		: > "$T/err"
 		"$BIN/$t" --pprof "$T/d/x.pb.gz" 2 > "$T/out" 2> "$T/err" &
 		TPID=$!
 		sleep 1
@@ -791,6 +800,7 @@ spin_only() {
 # A local debuginfod serving $T/dbg; sets DPID and PORT.
 start_debuginfod() {
 	PORT=$((20000 + RANDOM % 20000))
+	: > "$T/dlog"
 	debuginfod -p "$PORT" -F "$T/dbg" -d "$T/db.sqlite" -t 1 -vvv > "$T/dlog" 2>&1 &
 	DPID=$!
 	for i in $(seq 100); do
@@ -809,6 +819,7 @@ start_debuginfod() {
 	start_debuginfod "$id"
 	requests() { grep -c "buildid/$id/debuginfo" "$T/dlog"; }
 	before=$(requests)
+	: > "$T/spin"
 	"$T/bin/spin" 8 > "$T/spin" &
 	WPID=$!
 	wait_for_line "$T/spin" '^pid '
@@ -839,6 +850,7 @@ start_debuginfod() {
 	require_bpf
 	mkdir -p "$T/bin"
 	objcopy --strip-all "$WL/spin" "$T/bin/spin"
+	: > "$T/spin"
 	"$T/bin/spin" 30 > "$T/spin" &
 	WPID=$!
 	wait_for_line "$T/spin" '^pid '
@@ -876,6 +888,7 @@ start_debuginfod() {
 	done
 	# Inside it, a "library" that points at a path only the host has.
 	ln -s "$WL/funcs" "$T/root/lib/evil.so"
+	: > "$T/work"
 	chroot "$T/root" /bin/funcs > "$T/work" &
 	WPID=$!
 	wait_for_line "$T/work" '^pid '

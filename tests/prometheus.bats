@@ -59,6 +59,7 @@ prometheus_start() {
 	    static_configs:
 	      - targets: ['127.0.0.1:$PORT']
 	EOF
+	: > "$T/prom.log"
 	prometheus --config.file="$T/prom.yml" --storage.tsdb.path="$T/tsdb" \
 		--web.listen-address="127.0.0.1:$PPORT" --log.level=warn > "$T/prom.log" 2>&1 &
 	PPID_PROM=$!
@@ -307,6 +308,7 @@ within() {	# within VALUE LOW HIGH
 	# MB (a map read at once) from mmap once, then, its threshold raised by
 	# that free, from the heap, which keeps it (5.4 MB more at the second).
 	sleep 3
+	: > "$T/hostile.out"
 	python3 - "$PORT" > "$T/hostile.out" 2>&1 <<-'EOF' &
 	import socket, sys, time
 	port = int(sys.argv[1])
@@ -353,6 +355,7 @@ within() {	# within VALUE LOW HIGH
 	# each sending a byte of an endless request every 3 s: never idle for
 	# the 10 s of libmicrohttpd's timeout. Each must be cut 10 s after it
 	# began, and a scrape then answered.
+	: > "$T/trickle.out"
 	python3 - "$PORT" > "$T/trickle.out" 2>&1 <<-'EOF' &
 	import select, socket, sys, time
 	req = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 4000

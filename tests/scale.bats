@@ -30,6 +30,8 @@ start_work() {
 trace_work() {
 	local out=$1 err=$2 tool=$3
 	shift 3
+	: > "$out"
+	: > "$err"
 	timeout 60 "$BIN/$tool" -p "$WPID" "$@" > "$out" 2> "$err" &
 	TPID=$!
 	# The banner is on stdout, or on stderr where stdout has the stacks.

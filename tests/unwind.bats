@@ -108,6 +108,8 @@ pipe_traced() {
 	local out=$1
 	shift
 	start "$NOFP" pipe 20 10
+	: > "$out"
+	: > "$T/err"
 	"$@" -p "$WPID" > "$out" 2> "$T/err" &
 	TPID=$!
 	# The banner: on stdout with the text output, as bcc has it, else on stderr.

@@ -5,8 +5,11 @@
  *        offcpu pipe N MS   -- offcpu_reader() blocks reading a pipe that
  *                              offcpu_waker() writes to MS ms later, N times
  * Prints "pid PID", waits for SIGUSR1, does the work, prints "done US":
- * the microseconds it spent in the sleeps, or blocked on the pipe, by its
- * own clock (which a slowed machine stretches as it does the tool's).
+ * the microseconds it spent off its CPU in the sleeps, or blocked on the
+ * pipe, by its own clocks: the time they took less its thread's CPU time
+ * meanwhile. A slowed machine stretches them as it does the tool's; a guest
+ * whose emulator the host stops for a while has its thread on its CPU all
+ * that while, as the guest's kernel (and the tool) sees it.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -22,12 +25,14 @@
 static int n, ms, fds[2];
 static long long blocked_ns;
 
-static long long mono_ns(void)
+/* Wall time less the calling thread's CPU time, in ns: its time off the CPU. */
+static long long off_ns(void)
 {
-	struct timespec ts;
+	struct timespec ts, cpu;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+	return (ts.tv_sec - cpu.tv_sec) * 1000000000LL + ts.tv_nsec - cpu.tv_nsec;
 }
 
 __attribute__((noinline)) void offcpu_sleeper(void)
@@ -58,10 +63,10 @@ __attribute__((noinline)) void offcpu_waker(void)
 static void *reader_thread(void *arg)
 {
 	for (int i = 0; i < n; i++) {
-		long long t0 = mono_ns();
+		long long t0 = off_ns();
 
 		offcpu_reader();
-		blocked_ns += mono_ns() - t0;
+		blocked_ns += off_ns() - t0;
 	}
 	return NULL;
 }
@@ -94,10 +99,10 @@ int main(int argc, char **argv)
 
 	if (!strcmp(argv[1], "sleep")) {
 		for (int i = 0; i < n; i++) {
-			long long t0 = mono_ns();
+			long long t0 = off_ns();
 
 			offcpu_sleeper();
-			blocked_ns += mono_ns() - t0;
+			blocked_ns += off_ns() - t0;
 		}
 	} else {
 		pthread_create(&r, NULL, reader_thread, NULL);

@@ -86,7 +86,7 @@ ok=0
 [ "${vm_rc:-1}" = 0 ] && [ -z "$(vm_leftover offwaketime)" ] &&
 	vm_blocked "$us" "$SCRATCH/fbw.work" 0 && ok=1
 detail="rc=${vm_rc:-} reader;--;waker: $us us of $(awk '/^done/ { print $2 }' "$SCRATCH/fbw.work") blocked, $(grep -o 'with raw_tp ([^)]*)\|with tp_btf' "$SCRATCH/fbw.err" | head -n 1)"
-[ $ok = 1 ] || detail="$detail $(grep -v libbpf "$SCRATCH/fbw.err" | tail -n 2)"
+[ $ok = 1 ] || detail="$detail $(grep -v libbpf "$SCRATCH/fbw.err" | tail -n 2) $(grep offcpu_reader "$SCRATCH/fbw.out" | head -c 800)"
 fb_cell offwake-legacy 517 "$(fb_said "$fb_legacy" "$SCRATCH/fbw.err")" "$ok" "$detail"
 fb_cell offwake-tid-hash 512 "$(fb_said "$fb_hash" "$SCRATCH/fbw.err")" "$ok" "$detail"
 
