@@ -66,6 +66,26 @@ wait_for_any() {
 }
 
 # Sum of the count column of every bcc-style histogram row in a file or stdin.
+# settled FILE: waits until a tool's -v output in FILE has said nothing of
+# a new binary for half a second (20 s at most). A tool reads the
+# call-frame information of each binary it meets in a stack: system-wide,
+# at its start, the machine's biggest too (CI's emulators beside the suite,
+# half a second for qemu's), and what starts and ends meanwhile is walked
+# by frame pointers (README, Known issues). Tests of short-lived processes
+# start them once that is done.
+settled() {
+	local n=-1 now
+	for ((i = 0; i < 200; i++)); do
+		if [ $((i % 5)) = 0 ]; then
+			now=$(grep -cE ': [0-9]+ unwind rows for|: no call-frame information|: its unwind rows do not fit|: its call-frame information is too costly' "$1" || true)
+			[ "$now" = "$n" ] && return 0
+			n=$now
+		fi
+		sleep 0.1
+	done
+	fail "$1: the tool still reads new binaries after 20 s"
+}
+
 # CPU time process $1 has had, in ms (its utime and stime): what a
 # profiler can have sampled, on a machine that also runs other things.
 cpu_ms() {

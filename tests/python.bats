@@ -30,7 +30,7 @@ setup() {
 }
 
 teardown() {
-	stop_bg ${WPID:-}
+	stop_bg ${WPID:-} ${PPID_BG:-}
 	assert_nothing_loaded profile offcputime offwaketime
 }
 
@@ -185,9 +185,10 @@ check_busy() {
 	require_bpf
 	: > "$T/out"
 	: > "$T/err"
-	"$BIN/profile" --json -F 99 5 > "$T/out" 2> "$T/err" &
+	"$BIN/profile" -v --json -F 99 5 > "$T/out" 2> "$T/err" &
 	PPID_BG=$!
 	wait_for_line "$T/err" '^Sampling'
+	settled "$T/err"
 	/usr/bin/python3.11 -c '
 import time
 def brie():
