@@ -132,7 +132,10 @@ if vm_attach "$SCRATCH/uw.out" "$SCRATCH/uw.err" offwaketime -f -p $wpid; then
 	set -- $(awk '/;nofp_reader_leaf;/ { all += $NF
 		if ($0 ~ /;reader;nofp_reader_mid;nofp_reader_leaf;.*--;.*;nofp_writer_leaf;nofp_writer_mid;writer;/) whole += $NF }
 		END { print whole + 0, all + 0 }' "$SCRATCH/uw.out")
-	uw_verdict offwaketime-cfi "$1" "$2" "rc=$rc $(tail -n 2 "$SCRATCH/uw.err") $(head -c 400 "$SCRATCH/uw.out")" offwaketime
+	# The detail: the biggest of the reader's stacks not whole.
+	uw_verdict offwaketime-cfi "$1" "$2" "rc=$rc $(tail -n 2 "$SCRATCH/uw.err") $(awk '/;nofp_reader_leaf;/ &&
+		!/;reader;nofp_reader_mid;nofp_reader_leaf;.*--;.*;nofp_writer_leaf;nofp_writer_mid;writer;/ { print $NF, $0 }' \
+		"$SCRATCH/uw.out" | sort -rn | head -n 2 | cut -c 1-700)" offwaketime
 else
 	kill $wpid 2> /dev/null
 	result unwind offwaketime-cfi fail "rc=$vm_rc $(tail -n 2 "$SCRATCH/uw.err")"
