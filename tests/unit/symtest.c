@@ -11,8 +11,8 @@
  *        symtest -f BIN FILE     the same for file offsets in binary BIN
  *        symtest -K KALLSYMS ADDR...  kernel addresses by a kallsyms-formatted
  *                                file (no modules)
- *        symtest -m BYTES PID ADDR...  user addresses within a memory budget of
- *                                BYTES, trimmed to it after each address, as
+ *        symtest -m BYTES ...    any of the above within a memory budget of
+ *                                BYTES, trimmed to it before each address, as
  *                                between stacks; what was let go said (-v's)
  */
 #include <fcntl.h>
@@ -43,6 +43,13 @@ int main(int argc, char **argv)
 
 	if (!s || argc < 3)
 		return 2;
+	if (!strcmp(argv[1], "-m") && argc > 3) {
+		syms__set_budget(s, strtoull(argv[2], NULL, 0));
+		tool__set_verbose(true);
+		argv += 2;
+		argc -= 2;
+		budget = true;
+	}
 	if (!strcmp(argv[1], "-f") && argc == 4) {
 		int fd = open(argv[2], O_RDONLY | O_CLOEXEC);
 		unsigned long long off;
@@ -70,16 +77,19 @@ int main(int argc, char **argv)
 
 		while (f && fscanf(f, "%llx", &addr) == 1) {
 			struct proc_key k = { .tgid = pid };
-			int err = pid ? syms__user(s, &k, addr, &si) : syms__kernel(s, addr, &si);
-
 			struct sym_source calls[17];
+			int err;
 
+			if (budget)
+				syms__trim(s);
+			err = pid ? syms__user(s, &k, addr, &si) : syms__kernel(s, addr, &si);
 			named += !err;
 			inlined += pid && syms__source(&si, true, calls, 17) > 1;
 			n++;
 		}
 		printf("%zu addresses, %zu named, %zu in inlined calls, %.3f s\n", n, named, inlined,
 		       now() - t0);
+		syms__warn_losses(s);
 		return 0;
 	}
 	if (!strcmp(argv[1], "-K")) {
@@ -95,13 +105,6 @@ int main(int argc, char **argv)
 		}
 		ksyms__free(k);
 		return k ? 0 : 1;
-	}
-	if (!strcmp(argv[1], "-m") && argc > 3) {
-		syms__set_budget(s, strtoull(argv[2], NULL, 0));
-		tool__set_verbose(true);
-		argv += 2;
-		argc -= 2;
-		budget = true;
 	}
 	inline_too = !strcmp(argv[1], "-i");
 	for (int i = 2 + inline_too; i < argc; i++) {
