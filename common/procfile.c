@@ -143,7 +143,7 @@ int procfile__read(int fd, size_t max, char **out, size_t *outlen)
 
 int procfile__identity(pid_t pid, uid_t *uid, unsigned long long *start_ticks)
 {
-	char path[64], buf[1024], *p;
+	char path[64], buf[1024];
 	struct stat st;
 	ssize_t n;
 	int fd;
@@ -164,8 +164,14 @@ int procfile__identity(pid_t pid, uid_t *uid, unsigned long long *start_ticks)
 	if (n <= 0)
 		return -ESRCH;
 	buf[n] = '\0';
+	return procfile__stat_start(buf, start_ticks);
+}
+
+int procfile__stat_start(const char *stat, unsigned long long *start_ticks)
+{
 	/* The name in parentheses may hold anything, ")" included: skip to the last. */
-	p = strrchr(buf, ')');
+	const char *p = strrchr(stat, ')');
+
 	/* Then state and 19 more fields before starttime (field 22). */
 	for (int field = 2; p && field < 22; field++)
 		p = strchr(p + 1, ' ');
@@ -183,24 +189,30 @@ pid_t procfile__nspid(pid_t pid)
 
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f)) {
-		char *p, *end;
-
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		/* "NSpid:\t4242\t17": the last is the innermost namespace's. */
-		for (p = line + 6; *p; p = end) {
-			long v = strtol(p, &end, 10);
-
-			if (end == p)
-				break;
-			ns = v;
-		}
-		break;
-	}
+	while (f && fgets(line, sizeof(line), f))
+		if (procfile__status_nspid(line, &ns))
+			break;
 	if (f)
 		fclose(f);
 	return ns;
+}
+
+bool procfile__status_nspid(const char *line, pid_t *ns)
+{
+	const char *p;
+	char *end;
+
+	if (strncmp(line, "NSpid:", 6))
+		return false;
+	/* "NSpid:\t4242\t17": the last is the innermost namespace's. */
+	for (p = line + 6; *p; p = end) {
+		long v = strtol(p, &end, 10);
+
+		if (end == p || v <= 0 || v > INT_MAX)
+			break;
+		*ns = v;
+	}
+	return true;
 }
 
 unsigned long procfile__raise_nofile(void)

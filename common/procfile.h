@@ -56,8 +56,14 @@ int procfile__read(int fd, size_t max, char **buf, size_t *len);
  */
 int procfile__identity(pid_t pid, uid_t *uid, unsigned long long *start_ticks);
 
+/* The start time in a /proc/PID/stat text @stat (NUL-terminated); 0 or -ESRCH. */
+int procfile__stat_start(const char *stat, unsigned long long *start_ticks);
+
 /* The pid of @pid in its own (innermost) pid namespace, from /proc/PID/status. */
 pid_t procfile__nspid(pid_t pid);
+
+/* A /proc/PID/status line: if it is NSpid's, the innermost pid to @ns, and true. */
+bool procfile__status_nspid(const char *line, pid_t *ns);
 
 /*
  * Raises the soft limit of open files to the hard one: a system-wide run

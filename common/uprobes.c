@@ -115,9 +115,46 @@ static int open_lib(int rootfd, const char *name, char *path, size_t size)
 	return fd;
 }
 
+bool uprobes__ldcache_each(const char *map, size_t len, const char *lib,
+			   bool (*found)(const char *path, void *ctx), void *ctx)
+{
+	const struct cache_header *h = (const void *)map;
+	const struct cache_entry *e = (const void *)(map + sizeof(*h));
+
+	if (len < sizeof(*h) || memcmp(h->magic, "glibc-ld.so.cache", 17) ||
+	    h->nlibs > (len - sizeof(*h)) / sizeof(*e))
+		return false;
+	for (uint32_t i = 0; i < h->nlibs; i++) {
+		const char *key = map + e[i].key, *value = map + e[i].value;
+
+		/* The file is anyone's in a container: strings must end inside it. */
+		if (e[i].key >= len || e[i].value >= len ||
+		    !memchr(key, '\0', len - e[i].key) ||
+		    !memchr(value, '\0', len - e[i].value))
+			continue;
+		if (names_lib(key, lib) && found(value, ctx))
+			return true;
+	}
+	return false;
+}
+
+struct cache_lookup {
+	int rootfd, fd;
+	char *path;
+	size_t size;
+};
+
+static bool cache_found(const char *value, void *ctx)
+{
+	struct cache_lookup *c = ctx;
+
+	c->fd = open_lib(c->rootfd, value, c->path, c->size);
+	return c->fd >= 0;
+}
+
 static int from_cache(const char *lib, int rootfd, char *path, size_t size)
 {
-	const struct cache_header *h;
+	struct cache_lookup c = { rootfd, -ENOENT, path, size };
 	size_t len;
 	char *map;
 	int fd = procfile__openat(rootfd, "/etc/ld.so.cache", PROCFILE_FOLLOW, NULL), err;
@@ -128,26 +165,9 @@ static int from_cache(const char *lib, int rootfd, char *path, size_t size)
 	close(fd);
 	if (err < 0)
 		return err;
-	fd = -ENOENT;
-	h = (const void *)map;
-	if (len >= sizeof(*h) && !memcmp(h->magic, "glibc-ld.so.cache", 17) &&
-	    h->nlibs <= (len - sizeof(*h)) / sizeof(struct cache_entry)) {
-		const struct cache_entry *e = (const void *)(map + sizeof(*h));
-
-		for (uint32_t i = 0; fd < 0 && i < h->nlibs; i++) {
-			const char *key = map + e[i].key, *value = map + e[i].value;
-
-			/* The file is anyone's in a container: strings must end inside it. */
-			if (e[i].key >= len || e[i].value >= len ||
-			    !memchr(key, '\0', len - e[i].key) ||
-			    !memchr(value, '\0', len - e[i].value))
-				continue;
-			if (names_lib(key, lib))
-				fd = open_lib(rootfd, value, path, size);
-		}
-	}
+	uprobes__ldcache_each(map, len, lib, cache_found, &c);
 	free(map);
-	return fd;
+	return c.fd;
 }
 
 static int from_dirs(const char *lib, int rootfd, char *path, size_t size)

@@ -30,6 +30,14 @@ struct uprobe_func {
 int uprobes__open(const char *lib, pid_t pid, char *path, size_t size);
 
 /*
+ * Each path glibc's ld.so.cache (@map, @len bytes, anyone's in a
+ * container) gives for library @lib, to @found until it says that is the
+ * one: whether one was.
+ */
+bool uprobes__ldcache_each(const char *map, size_t len, const char *lib,
+			   bool (*found)(const char *path, void *ctx), void *ctx);
+
+/*
  * Compiles @pattern as bcc matches its -r patterns (Python's re.match): an
  * extended regular expression anchored at the start of the name only, so
  * "vfs_" matches vfs_read and "read$" matches read but not pread. 0 or

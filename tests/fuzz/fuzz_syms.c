@@ -7,7 +7,8 @@
  * planted in a fake root where the build-id and debuglink searches look,
  * 5 an ELF file's unwind tables (its CFI, or Go's pclntab) and CPython's
  * interpreter found in it, 6 machine code Go's return finder disassembles,
- * 7 a name through every escaper.
+ * 7 a name through every escaper, 8 an ld.so.cache (a container's, anyone's),
+ * 9 /proc/PID/stat and status text (a process names itself what it likes).
  */
 #include <elf.h>
 #include <fcntl.h>
@@ -30,6 +31,7 @@
 #include "json.h"
 #include "ksyms.h"
 #include "perfmap.h"
+#include "procfile.h"
 #include "procmaps.h"
 #include "syms.h"
 #include "inlines.h"
@@ -237,6 +239,46 @@ out:
 		close(fd);
 }
 
+static bool ldcache_path(const char *path, void *ctx)
+{
+	(*(size_t *)ctx) += strlen(path);
+	return false;	/* every entry */
+}
+
+/* An ld.so.cache, for each library name its first bytes before a NUL spell. */
+static void fuzz_ldcache(const uint8_t *data, size_t size)
+{
+	const uint8_t *nul = memchr(data, '\0', size < 64 ? size : 64);
+	char *copy;
+	size_t n = 0;
+
+	if (!nul)
+		return;
+	/* A copy of its own size, so that ASan sees a read past its end. */
+	copy = malloc(size - (nul + 1 - data) + 1);
+	if (!copy)
+		return;
+	memcpy(copy, nul + 1, size - (nul + 1 - data));
+	uprobes__ldcache_each(copy, size - (nul + 1 - data), (const char *)data, ldcache_path, &n);
+	free(copy);
+}
+
+/* /proc/PID/stat and a status line, as the kernel shows any process's name. */
+static void fuzz_proc_text(const uint8_t *data, size_t size)
+{
+	char *text = malloc(size + 1);
+	unsigned long long start;
+	pid_t ns = 1;
+
+	if (!text)
+		return;
+	memcpy(text, data, size);
+	text[size] = '\0';
+	procfile__stat_start(text, &start);
+	procfile__status_nspid(text, &ns);
+	free(text);
+}
+
 /* A name through every writer: whatever it holds, they must not read past it. */
 static void fuzz_escape(const uint8_t *data, size_t size)
 {
@@ -262,7 +304,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	switch (data[0] % 8) {
+	switch (data[0] % 10) {
 	case 0:
 		fuzz_elf(data + 1, size - 1);
 		break;
@@ -286,6 +328,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 7:
 		fuzz_escape(data + 1, size - 1);
+		break;
+	case 8:
+		fuzz_ldcache(data + 1, size - 1);
+		break;
+	case 9:
+		fuzz_proc_text(data + 1, size - 1);
 		break;
 	}
 	return 0;
