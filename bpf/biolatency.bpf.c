@@ -38,12 +38,7 @@ struct {
 	__type(value, struct hist);
 } hist_all SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, struct bio_key);
-	__type(value, struct bio_hist);
-} hist_by SEC(".maps");
+SWAPPED_HASH(hist_by, struct bio_key, struct bio_hist, 1024);
 
 static const struct bio_hist empty_hist;
 
@@ -135,7 +130,7 @@ static __always_inline int rq_done(struct request *rq)
 		hkey.dev = disk_dev(rq_disk(rq));
 	if (per_flags)
 		hkey.flags = BPF_CORE_READ(rq, cmd_flags);
-	h = map_lookup_or_init(&hist_by, &hkey, &empty_hist);
+	h = swapped_lookup_or_init(&hist_by, &hkey, &empty_hist);
 	if (!h) {
 		__sync_fetch_and_add(&lost_hists, 1);
 		return 0;

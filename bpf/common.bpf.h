@@ -66,6 +66,39 @@ static __always_inline void *map_lookup_or_init(void *map, const void *key, cons
 	return bpf_map_lookup_elem(map, key);
 }
 
+/*
+ * A hash map that user space takes whole without losing an update: two of
+ * it, NAME_a and NAME_b, behind NAME, a one-slot array of maps. Programs
+ * update the one in the slot. User space puts the other in the slot, a
+ * map-in-map update the kernel returns from only once no program that
+ * could still hold the first is running, and then reads and empties the
+ * first (common/maps.h, swapped__take). Deleting entries while programs
+ * still update them through pointers taken before would lose those updates.
+ */
+#define SWAPPED_HASH(name, key_type, value_type, entries)			\
+	struct name##_map {							\
+		__uint(type, BPF_MAP_TYPE_HASH);				\
+		__uint(max_entries, entries);					\
+		__type(key, key_type);						\
+		__type(value, value_type);					\
+	};									\
+	struct name##_map name##_a SEC(".maps"), name##_b SEC(".maps");		\
+	struct {								\
+		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);			\
+		__uint(max_entries, 1);						\
+		__type(key, __u32);						\
+		__array(values, struct name##_map);				\
+	} name SEC(".maps") = { .values = { &name##_a } }
+
+/* map_lookup_or_init() in the map a SWAPPED_HASH's slot holds now. */
+static __always_inline void *swapped_lookup_or_init(void *slot, const void *key, const void *init)
+{
+	__u32 zero = 0;
+	void *map = bpf_map_lookup_elem(slot, &zero);
+
+	return map ? map_lookup_or_init(map, key, init) : NULL;
+}
+
 /* task_struct::state was renamed __state in 5.14. */
 struct task_struct___pre_5_14 {
 	volatile long state;

@@ -136,12 +136,8 @@ struct {
 	__type(value, struct hist);
 } hist_all SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);		/* function index, the attach cookie */
-	__type(value, struct hist);
-} hist_by SEC(".maps");
+/* By function index, the attach cookie. */
+SWAPPED_HASH(hist_by, __u32, struct hist, 1024);
 
 static const struct hist empty_hist;
 
@@ -204,7 +200,7 @@ static __always_inline void record(__u32 fid, __u64 delta)
 			hist_add_local(h, delta);
 		return;
 	}
-	h = map_lookup_or_init(&hist_by, &key, &empty_hist);
+	h = swapped_lookup_or_init(&hist_by, &key, &empty_hist);
 	if (h)
 		hist_add_shared(h, delta);
 	else

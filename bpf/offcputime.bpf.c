@@ -28,12 +28,7 @@ struct {
 } start_tid SEC(".maps");
 
 /* Microseconds off CPU per stack. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 10240);
-	__type(key, struct stack_key);
-	__type(value, __u64);
-} totals SEC(".maps");
+SWAPPED_HASH(totals, struct stack_key, __u64, 10240);
 
 static __always_inline struct start *start_of(struct task_struct *t, bool btf, bool create)
 {

@@ -34,12 +34,8 @@ struct {
 	__type(value, struct blocked);
 } blocked_tid SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 10240);
-	__type(key, struct offwake_key);
-	__type(value, __u64);
-} totals SEC(".maps");
+/* Microseconds blocked per pair of stacks. */
+SWAPPED_HASH(totals, struct offwake_key, __u64, 10240);
 
 static __always_inline struct blocked *blocked_of(struct task_struct *t, bool btf, bool create)
 {

@@ -29,12 +29,8 @@ static __always_inline void count_lost(__u64 stack, __u64 *counter)
 		__sync_fetch_and_add(counter, 1);
 }
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 40960);
-	__type(key, struct stack_key);
-	__type(value, __u64);
-} counts SEC(".maps");
+/* Samples per stack. */
+SWAPPED_HASH(counts, struct stack_key, __u64, 40960);
 
 SEC("perf_event")
 int profile_sample(struct bpf_perf_event_data *ctx)

@@ -102,19 +102,9 @@ struct {
 	__type(value, struct hist);
 } hist_all SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct rdl_hist_key);
-	__type(value, struct rdl_hist);
-} hist_by SEC(".maps");
+SWAPPED_HASH(hist_by, struct rdl_hist_key, struct rdl_hist, 4096);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct rdl_hist_key);
-	__type(value, struct rdl_summary);
-} summaries SEC(".maps");
+SWAPPED_HASH(summaries, struct rdl_hist_key, struct rdl_summary, 4096);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -375,7 +365,7 @@ static __always_inline int on_exit(__s64 ret)
 			hkey.tgid = key.tgid;
 		else
 			hkey.dir = key.dir;
-		h = map_lookup_or_init(&hist_by, &hkey, &empty_hist);
+		h = swapped_lookup_or_init(&hist_by, &hkey, &empty_hist);
 		if (h) {
 			if (!h->comm[0])
 				bpf_get_current_comm(h->comm, sizeof(h->comm));
@@ -386,7 +376,7 @@ static __always_inline int on_exit(__s64 ret)
 	}
 
 	if (summary) {
-		s = map_lookup_or_init(&summaries, &key, &empty_summary);
+		s = swapped_lookup_or_init(&summaries, &key, &empty_summary);
 		if (s) {
 			__sync_fetch_and_add(&s->calls, 1);
 			if (ret == 0)

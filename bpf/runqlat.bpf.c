@@ -56,12 +56,7 @@ struct {
 	__type(value, struct hist);
 } hist_all SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 10240);
-	__type(key, __u32);
-	__type(value, struct runqlat_hist);
-} hist_by SEC(".maps");
+SWAPPED_HASH(hist_by, __u32, struct runqlat_hist, 10240);
 
 static const struct runqlat_hist empty_hist;
 
@@ -144,7 +139,7 @@ static __always_inline void record(struct task_struct *t, __u64 delta, bool btf)
 		key = TASK_FIELD(btf, t, pid);
 	else
 		key = TASK_FIELD(btf, t, tgid);
-	h = map_lookup_or_init(&hist_by, &key, &empty_hist);
+	h = swapped_lookup_or_init(&hist_by, &key, &empty_hist);
 	if (!h) {
 		__sync_fetch_and_add(&lost_hists, 1);
 		return;

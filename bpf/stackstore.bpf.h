@@ -196,12 +196,21 @@ int stack_on_new_area(struct trace_event_raw_vm_unmapped_area *ctx)
 	return 0;
 }
 
-/* Adds @delta to @key's total in @totals; a new entry announces @proc (and @other). */
-static __always_inline bool stack_count_add(void *totals, const void *key, __u64 delta,
+/*
+ * Adds @delta to @key's total in the map SWAPPED_HASH @slot holds now; a
+ * new entry announces @proc (and @other).
+ */
+static __always_inline bool stack_count_add(void *slot, const void *key, __u64 delta,
 					    const struct proc_key *proc,
 					    const struct proc_key *other)
 {
-	__u64 zero = 0, *total = bpf_map_lookup_elem(totals, key);
+	__u32 first = 0;
+	void *totals = bpf_map_lookup_elem(slot, &first);
+	__u64 zero = 0, *total;
+
+	if (!totals)
+		return false;
+	total = bpf_map_lookup_elem(totals, key);
 
 	if (!total) {
 		if (bpf_map_update_elem(totals, key, &zero, BPF_NOEXIST) == 0) {

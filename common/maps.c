@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Draining per-CPU and hash maps between reports. */
+/* Draining per-CPU and hash maps between reports, never losing what BPF counts meanwhile. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,4 +79,39 @@ ssize_t map__take_all(int fd, size_t key_size, size_t value_size, void **out)
 	}
 	*out = recs;
 	return n;
+}
+
+int swapped__set_max_entries(struct swapped *s, __u32 entries)
+{
+	return bpf_map__set_max_entries(s->map[0], entries) ?:
+	       bpf_map__set_max_entries(s->map[1], entries);
+}
+
+__u32 swapped__max_entries(const struct swapped *s)
+{
+	return bpf_map__max_entries(s->map[0]);
+}
+
+int swapped__fd(const struct swapped *s)
+{
+	return bpf_map__fd(s->map[s->active]);
+}
+
+int swapped__swap(struct swapped *s)
+{
+	int next = !s->active, fd = bpf_map__fd(s->map[next]);
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(bpf_map__fd(s->slot), &zero, &fd, BPF_ANY))
+		return -errno;
+	fd = bpf_map__fd(s->map[s->active]);
+	s->active = next;
+	return fd;
+}
+
+ssize_t swapped__take(struct swapped *s, size_t key_size, size_t value_size, void **out)
+{
+	int fd = swapped__swap(s);
+
+	return fd < 0 ? fd : map__take_all(fd, key_size, value_size, out);
 }

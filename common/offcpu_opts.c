@@ -127,8 +127,10 @@ int offcpu__check_files(size_t key_size)
 	return stackreport__check_files(stack_opts.svg, stack_opts.pprof, stack_opts.pprof_dir) ?:
 	       tool__check_map_memory("--stack-storage-size", offcpu.stack_storage,
 				      STACKREAD_ENTRY_BYTES) ?:
+	       /* --pprof-dir swaps between two maps of it. */
 	       tool__check_map_memory("--hash-storage-size", offcpu.hash_storage,
-				      key_size + sizeof(__u64) + STACKREAD_MAP_OVERHEAD);
+				      (key_size + sizeof(__u64) + STACKREAD_MAP_OVERHEAD) *
+				      (stack_opts.pprof_dir ? 2 : 1));
 }
 
 void offcpu__banner(const struct cli *cli, const char *what)
@@ -169,14 +171,21 @@ struct unwinder *offcpu__unwinder(struct syms *syms, const struct unwind_bpf *m)
 	return u;
 }
 
+void offcpu__size_totals(struct bpf_map *a, struct bpf_map *b)
+{
+	bpf_map__set_max_entries(a, offcpu.hash_storage);
+	/* The second takes the first's place at each --pprof-dir report only. */
+	bpf_map__set_max_entries(b, stack_opts.pprof_dir ? offcpu.hash_storage : 1);
+}
+
 int offcpu__report_init(struct stackreport *r, const struct cli *cli, struct syms *syms,
-			int stacks_fd, int totals_fd)
+			int stacks_fd, const struct swapped *totals)
 {
 	*r = (struct stackreport){
 		.cli = cli,
 		.syms = syms,
 		.stacks = stackread__new(syms, stacks_fd),
-		.counts_fd = totals_fd,
+		.counts = *totals,
 		.user_only = offcpu.user_only,
 		.kernel_only = offcpu.kernel_only,
 		.delimit = offcpu.delimit,

@@ -51,6 +51,8 @@ void offcpu__banner(const struct cli *cli, const char *what);
 
 struct stackread;
 struct stackreport;
+struct swapped;
+struct bpf_map;
 struct unwinder;
 struct unwind_bpf;
 struct syms;
@@ -71,8 +73,11 @@ struct unwinder *offcpu__unwinder(struct syms *syms, const struct unwind_bpf *m)
  * for pprof. The tool adds its titles and, for another key, its ops. 0 or
  * -ENOMEM.
  */
+/* Sizes the two maps of a SWAPPED_HASH of totals: --hash-storage-size, the second 1 without --pprof-dir. */
+void offcpu__size_totals(struct bpf_map *a, struct bpf_map *b);
+
 int offcpu__report_init(struct stackreport *r, const struct cli *cli, struct syms *syms,
-			int stacks_fd, int totals_fd);
+			int stacks_fd, const struct swapped *totals);
 
 /*
  * Where the start of each thread's period is kept: with the task (tp_btf

@@ -178,7 +178,7 @@ int stackreport__track(struct stackreport *r)
 
 	if (ks > sizeof(key))
 		return -EINVAL;
-	while (!bpf_map_get_next_key(r->counts_fd, first ? NULL : prev, key)) {
+	while (!bpf_map_get_next_key(swapped__fd(&r->counts), first ? NULL : prev, key)) {
 		ops(r)->track(r, key);
 		memcpy(prev, key, ks);
 		first = false;
@@ -196,8 +196,8 @@ static int cmp_record(const void *a, const void *b)
 
 /*
  * Every count of the map, smallest first (bcc prints the largest last);
- * with @take, each taken out of the map at once (lookup and delete), so
- * that no count is in two reports or in none.
+ * with @take, taken out of the map after the other took its place
+ * (swapped__swap), so that no count is in two reports or in none.
  */
 static int read_counts(struct stackreport *r, struct record ***out, size_t *nout, bool take)
 {
@@ -205,23 +205,26 @@ static int read_counts(struct stackreport *r, struct record ***out, size_t *nout
 	struct record **all = NULL, *rec = NULL;
 	unsigned char prev[256];
 	bool first = true;
-	int err = 0;
+	int err = 0, fd;
 
 	if (ks > sizeof(prev))
 		return -EINVAL;
+	fd = take ? swapped__swap(&r->counts) : swapped__fd(&r->counts);
+	if (fd < 0)
+		return fd;
 	for (;;) {
 		if (!rec && !(rec = malloc(sizeof(*rec) + ks))) {
 			err = -ENOMEM;
 			break;
 		}
-		if (bpf_map_get_next_key(r->counts_fd, first ? NULL : prev, rec->key)) {
+		if (bpf_map_get_next_key(fd, first ? NULL : prev, rec->key)) {
 			if (errno != ENOENT)
 				err = -errno;
 			break;
 		}
 		memcpy(prev, rec->key, ks);
 		first = false;
-		if (bpf_map_lookup_elem(r->counts_fd, rec->key, &rec->value))
+		if (bpf_map_lookup_elem(fd, rec->key, &rec->value))
 			continue;	/* gone meanwhile */
 		if (n == cap) {
 			struct record **t;
@@ -238,14 +241,9 @@ static int read_counts(struct stackreport *r, struct record ***out, size_t *nout
 		rec = NULL;
 	}
 	free(rec);
-	/* Deleted after the walk: a hash map's walk restarts at a key that is gone. */
-	for (size_t i = 0; take && !err && i < n; i++) {
-		if (!bpf_map_lookup_and_delete_elem(r->counts_fd, all[i]->key, &all[i]->value))
-			continue;
-		/* Hash maps could not before Linux 5.14: then what was read, a count or two short. */
-		if (errno != ENOENT)
-			bpf_map_delete_elem(r->counts_fd, all[i]->key);
-	}
+	/* Emptied for its next turn after the walk: a hash map's walk restarts at a key that is gone. */
+	for (size_t i = 0; take && !err && i < n; i++)
+		bpf_map_delete_elem(fd, all[i]->key);
 	if (err) {
 		for (size_t i = 0; i < n; i++)
 			free(all[i]);

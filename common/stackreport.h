@@ -9,6 +9,7 @@
 #include <linux/types.h>
 
 #include "flamegraph.h"
+#include "maps.h"
 #include "pprof.h"
 #include "stack_key.h"
 #include "stackread.h"
@@ -47,7 +48,7 @@ struct stackreport {
 	const struct cli *cli;
 	struct syms *syms;
 	struct stackread *stacks;
-	int counts_fd;			/* hash: key -> __u64 */
+	struct swapped counts;		/* SWAPPED_HASH: key -> __u64 */
 	size_t key_size;		/* 0: sizeof(struct stack_key) */
 	const struct stackreport_ops *ops;	/* NULL: struct stack_key's */
 	bool user_only, kernel_only;	/* -U, -K */

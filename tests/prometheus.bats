@@ -132,25 +132,24 @@ within() {	# within VALUE LOW HIGH
 	LOOP=$(losetup -f --show "$T/img")
 	exporter biolatency -D
 	prometheus_start
-	until_scraped "count(bpfscope_biolatency_io_seconds_count)" 1
+	# One read first, so that the disk's series is there, scraped, before the rest.
+	count="bpfscope_biolatency_io_seconds_count{disk=\"${LOOP#/dev/}\"}"
+	"$WL/dio" "$LOOP" read 1 4096 0
+	until_scraped "$count" 1
 	start=$(date +%s.%N)
 	# 300 reads of 4 KiB, 20 ms apart: 6 s at a little under 50 a second.
 	"$WL/dio" "$LOOP" read 300 4096 20
 	end=$(date +%s.%N)
-	# KNOWN DEFECT, not understood: in 2 of 3 runs of the suite on
-	# 2026-11-25 one request of the 300 was never counted, and the tool
-	# said nothing (its lost counters stayed 0). The same exporter scraped
-	# every 200 ms outside the suite lost one in 1 of 9 runs, none in 6
-	# without scrapes; text reports under the same load, none in 7. Until
-	# it is found, one short is allowed here, and said.
-	count="bpfscope_biolatency_io_seconds_count{disk=\"${LOOP#/dev/}\"}"
+	# Every request: each scrape takes the histograms while BPF goes on
+	# counting. Deleting entries as they were read lost an update now and
+	# then (one of 300 in 2 of 3 suite runs); the maps are swapped now.
 	for ((i = 0; i < 50; i++)); do
-		[ "$(promql "$count")" = 300 ] && break
+		[ "$(promql "$count")" = 301 ] && break
 		sleep 0.2
 	done
 	n=$(promql "$count")
-	echo "$n of 300 requests counted"
-	[ "$n" = 300 ] || [ "$n" = 299 ] ||
+	echo "$n of 301 requests counted"
+	[ "$n" = 301 ] ||
 		fail "$count is $n in Prometheus; the exporter says: $(curl -s "http://127.0.0.1:$PORT/metrics" | grep -v _bucket)"
 	mid=$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", (s + e) / 2 + 1 }')
 	v=$(promql "rate(bpfscope_biolatency_io_seconds_count{disk=\"${LOOP#/dev/}\"}[3s])" "$mid")

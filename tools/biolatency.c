@@ -291,6 +291,8 @@ static int cmp_keyed(const void *a, const void *b)
 
 /* The single histogram's sums at the last report (map__take_percpu_hist). */
 static struct hist taken;
+/* The histograms by disk or flags (SWAPPED_HASH). */
+static struct swapped hist_by;
 
 static int report(void *ctx, const struct report_info *info)
 {
@@ -322,8 +324,8 @@ static int report(void *ctx, const struct report_info *info)
 			report__hist(&r, &total, NULL, NULL, 0);
 		return err;
 	}
-	n = map__take_all(bpf_map__fd(obj->maps.hist_by), sizeof(struct bio_key),
-			  sizeof(struct bio_hist), (void **)&all);
+	n = swapped__take(&hist_by, sizeof(struct bio_key),
+			   sizeof(struct bio_hist), (void **)&all);
 	if (n < 0)
 		return n;
 	qsort(all, n, sizeof(*all), cmp_keyed);
@@ -389,8 +391,9 @@ static int configure(struct biolatency_bpf *obj)
 
 		bpf_program__set_autoload(prog, is_btf == btf && (!is_insert || env.queued));
 	}
+	hist_by = SWAPPED(obj->maps, hist_by);
 	if (!env.per_disk && !env.per_flags)
-		bpf_map__set_max_entries(obj->maps.hist_by, 1);
+		swapped__set_max_entries(&hist_by, 1);
 	pr_debug("attaching to block_rq_%sissue and block_rq_complete with %s",
 		 env.queued ? "insert, block_rq_" : "",
 		 btf ? "tp_btf" : "raw_tp (no BTF tracepoints in this kernel)");
@@ -434,7 +437,7 @@ int main(int argc, char **argv)
 	if (obj->bss->lost_hists)
 		pr_warn("%llu I/O latencies dropped: more than %u histograms (-D, -F); trace one "
 			"disk with -d", (unsigned long long)obj->bss->lost_hists,
-			bpf_map__max_entries(obj->maps.hist_by));
+			swapped__max_entries(&hist_by));
 out:
 	biolatency_bpf__destroy(obj);
 	return err ? EXIT_RUNTIME : EXIT_OK;

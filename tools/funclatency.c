@@ -616,6 +616,8 @@ static int attach_kernel(struct target *t)
 
 /* The single histogram's sums at the last report (map__take_percpu_hist). */
 static struct hist taken;
+/* The histograms by function (SWAPPED_HASH). */
+static struct swapped hist_by;
 
 static int report(void *ctx, const struct report_info *info)
 {
@@ -650,8 +652,8 @@ static int report(void *ctx, const struct report_info *info)
 			report__hist(&r, &total, NULL, &pattern, prom__active());
 		return err;
 	}
-	n = map__take_all(bpf_map__fd(t->obj->maps.hist_by), sizeof(__u32), sizeof(struct hist),
-			  (void **)&all);
+	n = swapped__take(&hist_by, sizeof(__u32), sizeof(struct hist),
+			   (void **)&all);
 	if (n < 0)
 		return n;
 	for (size_t i = 0; i < t->n; i++) {
@@ -717,8 +719,9 @@ int main(int argc, char **argv)
 		t.obj->rodata->cgroup_id = cg.id;
 		t.obj->rodata->cgroup_level = cg.level;
 	}
+	hist_by = SWAPPED(t.obj->maps, hist_by);
 	if (!env.per_function)
-		bpf_map__set_max_entries(t.obj->maps.hist_by, 1);
+		swapped__set_max_entries(&hist_by, 1);
 	tool__thread_maps(t.obj->maps.stacks, t.obj->maps.stacks_tid, 16384);
 
 	/* Which programs load depends on what the pattern needs. */
@@ -801,7 +804,7 @@ int main(int argc, char **argv)
 		pr_warn("%llu calls not counted: more than %u per-function histograms; narrow the "
 			"pattern, or leave out -F for one histogram of them all",
 			(unsigned long long)t.obj->bss->lost_hists,
-			bpf_map__max_entries(t.obj->maps.hist_by));
+			swapped__max_entries(&hist_by));
 out:
 	if (t.fd >= 0)
 		close(t.fd);

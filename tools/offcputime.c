@@ -67,7 +67,7 @@ static void configure(struct offcputime_bpf *obj)
 	obj->rodata->filter = offcpu__filter();
 	obj->rodata->stack_seed = stackread__seed();
 	bpf_map__set_max_entries(obj->maps.stacks, offcpu.stack_storage);
-	bpf_map__set_max_entries(obj->maps.totals, offcpu.hash_storage);
+	offcpu__size_totals(obj->maps.totals_a, obj->maps.totals_b);
 	bpf_program__set_autoload(obj->progs.offcputime_switch, btf);
 	bpf_program__set_autoload(obj->progs.offcputime_raw_switch, !btf);
 	offcpu__thread_maps(obj->maps.start_task, obj->maps.start_tid, btf);
@@ -112,7 +112,7 @@ int main(int argc, char **argv)
 	if (err)
 		goto out;
 	err = offcpu__report_init(&o.report, &cli, o.syms, bpf_map__fd(o.obj->maps.stacks),
-				  bpf_map__fd(o.obj->maps.totals));
+				  &SWAPPED(o.obj->maps, totals));
 	if (err)
 		goto out;
 	o.report.json_value = "total_us";
@@ -128,7 +128,7 @@ int main(int argc, char **argv)
 	o.pids = offcpu__follow_pids(bpf_map__fd(o.obj->maps.new_pids), o.syms);
 	run.events = o.pids;
 	err = run__loop(&run);
-	offcpu__warn_lost(&o.obj->bss->lost, o.report.stacks, o.obj->maps.totals,
+	offcpu__warn_lost(&o.obj->bss->lost, o.report.stacks, o.obj->maps.totals_a,
 			  "off-CPU periods", "stacks");
 	syms__warn_losses(o.syms);
 	unwinder__warn_losses(o.unwinder, &o.obj->bss->unwind_counts);

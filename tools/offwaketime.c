@@ -165,7 +165,7 @@ int main(int argc, char **argv)
 	o.obj->rodata->filter = offcpu__filter();
 	o.obj->rodata->stack_seed = stackread__seed();
 	bpf_map__set_max_entries(o.obj->maps.stacks, offcpu.stack_storage);
-	bpf_map__set_max_entries(o.obj->maps.totals, offcpu.hash_storage);
+	offcpu__size_totals(o.obj->maps.totals_a, o.obj->maps.totals_b);
 	bpf_program__set_autoload(o.obj->progs.offwaketime_switch, btf);
 	bpf_program__set_autoload(o.obj->progs.offwaketime_waking, btf);
 	bpf_program__set_autoload(o.obj->progs.offwaketime_raw_switch, !btf);
@@ -189,7 +189,7 @@ int main(int argc, char **argv)
 	if (err)
 		goto out;
 	err = offcpu__report_init(&o.report, &cli, o.syms, bpf_map__fd(o.obj->maps.stacks),
-				  bpf_map__fd(o.obj->maps.totals));
+				  &SWAPPED(o.obj->maps, totals));
 	if (err)
 		goto out;
 	o.report.key_size = sizeof(struct offwake_key);
@@ -206,7 +206,7 @@ int main(int argc, char **argv)
 	o.pids = offcpu__follow_pids(bpf_map__fd(o.obj->maps.new_pids), o.syms);
 	run.events = o.pids;
 	err = run__loop(&run);
-	offcpu__warn_lost(&o.obj->bss->lost, o.report.stacks, o.obj->maps.totals,
+	offcpu__warn_lost(&o.obj->bss->lost, o.report.stacks, o.obj->maps.totals_a,
 			  "blocked periods", "stack pairs");
 	syms__warn_losses(o.syms);
 	unwinder__warn_losses(o.unwinder, &o.obj->bss->unwind_counts);

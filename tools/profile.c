@@ -245,7 +245,8 @@ int main(int argc, char **argv)
 	if (stackreport__check_files(stack_opts.svg, stack_opts.pprof, stack_opts.pprof_dir) ||
 	    tool__check_map_memory("--stack-storage-size", env.stack_storage, STACKREAD_ENTRY_BYTES) ||
 	    tool__check_map_memory("--hash-storage-size", env.hash_storage,
-				   sizeof(struct stack_key) + sizeof(__u64) + STACKREAD_MAP_OVERHEAD))
+				   (sizeof(struct stack_key) + sizeof(__u64) + STACKREAD_MAP_OVERHEAD) *
+				   (stack_opts.pprof_dir ? 2 : 1)))
 		return EXIT_RUNTIME;
 	p.syms = stack_opts__syms();
 	if (!p.syms)
@@ -276,7 +277,9 @@ int main(int argc, char **argv)
 		p.obj->rodata->cgroup_level = cg.level;
 	}
 	bpf_map__set_max_entries(p.obj->maps.stacks, env.stack_storage);
-	bpf_map__set_max_entries(p.obj->maps.counts, env.hash_storage);
+	bpf_map__set_max_entries(p.obj->maps.counts_a, env.hash_storage);
+	/* The second takes the first's place at each --pprof-dir report only. */
+	bpf_map__set_max_entries(p.obj->maps.counts_b, stack_opts.pprof_dir ? env.hash_storage : 1);
 	if (env.kernel_only)
 		stack_opts.unwind.method = UNWIND_FP;	/* no user stacks to walk */
 	ubpf = UNWIND_BPF(p.obj);
@@ -320,7 +323,7 @@ int main(int argc, char **argv)
 		.cli = &cli,
 		.syms = p.syms,
 		.stacks = stackread__new(p.syms, bpf_map__fd(p.obj->maps.stacks)),
-		.counts_fd = bpf_map__fd(p.obj->maps.counts),
+		.counts = SWAPPED(p.obj->maps, counts),
 		.user_only = env.user_only,
 		.kernel_only = env.kernel_only,
 		.delimit = env.delimit && !env.no_delimit,

@@ -160,6 +160,8 @@ static int cmp_summary(const void *a, const void *b)
 
 /* The single histogram's sums at the last report (map__take_percpu_hist). */
 static struct hist taken;
+/* The histograms by process or directory, and -S's summaries (SWAPPED_HASH). */
+static struct swapped hist_by, summaries;
 
 static int report_hists(struct readdirlat_bpf *obj, const struct report_info *info)
 {
@@ -179,8 +181,8 @@ static int report_hists(struct readdirlat_bpf *obj, const struct report_info *in
 			report__hist(&r, &total, NULL, NULL, 0);
 		return err;
 	}
-	n = map__take_all(bpf_map__fd(obj->maps.hist_by), sizeof(struct rdl_hist_key),
-			  sizeof(struct rdl_hist), (void **)&all);
+	n = swapped__take(&hist_by, sizeof(struct rdl_hist_key),
+			   sizeof(struct rdl_hist), (void **)&all);
 	if (n < 0)
 		return n;
 	qsort(all, n, sizeof(*all), cmp_hist);
@@ -209,8 +211,8 @@ static int report_summary(struct readdirlat_bpf *obj, const struct report_info *
 	struct summary_rec *all;
 	ssize_t n;
 
-	n = map__take_all(bpf_map__fd(obj->maps.summaries), sizeof(struct rdl_hist_key),
-			  sizeof(struct rdl_summary), (void **)&all);
+	n = swapped__take(&summaries, sizeof(struct rdl_hist_key),
+			   sizeof(struct rdl_summary), (void **)&all);
 	if (n < 0)
 		return n;
 	qsort(all, n, sizeof(*all), cmp_summary);
@@ -329,7 +331,7 @@ static void report_losses(struct readdirlat_bpf *obj)
 	if (obj->bss->lost_rows)
 		pr_warn("%llu calls not counted: more than %u %s; trace fewer with -p or -c",
 			(unsigned long long)obj->bss->lost_rows,
-			bpf_map__max_entries(env.summary ? obj->maps.summaries : obj->maps.hist_by),
+			swapped__max_entries(env.summary ? &summaries : &hist_by),
 			rows);
 	if (obj->bss->lost_events)
 		pr_warn("%llu slow-call lines lost: the ring buffer was full; raise --min-us",
@@ -395,13 +397,15 @@ static int configure(struct readdirlat_bpf *obj)
 		bpf_program__set_autoload(prog, raw ? !tp : tp && (!old || legacy));
 	}
 	tool__thread_maps(obj->maps.calls, obj->maps.calls_tid, 10240);
+	hist_by = SWAPPED(obj->maps, hist_by);
+	summaries = SWAPPED(obj->maps, summaries);
 	if (env.group == RDL_GROUP_NONE)
-		bpf_map__set_max_entries(obj->maps.hist_by, 1);
+		swapped__set_max_entries(&hist_by, 1);
 	/* Names take most of readdirlat's memory: none where nothing shows them. */
 	if (env.group != RDL_GROUP_DIR && !env.summary && env.min_us < 0)
 		bpf_map__set_max_entries(obj->maps.dirs, 1);
 	if (!env.summary)
-		bpf_map__set_max_entries(obj->maps.summaries, 1);
+		swapped__set_max_entries(&summaries, 1);
 	if (env.min_us < 0)
 		bpf_map__set_max_entries(obj->maps.slow, 4096);
 	pr_debug("attaching to %s", tp ? "the syscalls:sys_enter/exit_getdents(64) tracepoints" :

@@ -110,6 +110,8 @@ static int cmp_keyed(const void *a, const void *b)
 
 /* The single histogram's sums at the last report (map__take_percpu_hist). */
 static struct hist taken;
+/* The histograms by process, thread or pid namespace (SWAPPED_HASH). */
+static struct swapped hist_by;
 
 static int report(void *ctx, const struct report_info *info)
 {
@@ -140,8 +142,8 @@ static int report(void *ctx, const struct report_info *info)
 		return err;
 	}
 
-	n = map__take_all(bpf_map__fd(obj->maps.hist_by), sizeof(__u32),
-			  sizeof(struct runqlat_hist), (void **)&all);
+	n = swapped__take(&hist_by, sizeof(__u32),
+			   sizeof(struct runqlat_hist), (void **)&all);
 	if (n < 0)
 		return n;
 	qsort(all, n, sizeof(*all), cmp_keyed);
@@ -199,8 +201,9 @@ static int configure(struct runqlat_bpf *obj)
 		bpf_map__set_max_entries(obj->maps.start_tid, 1);
 	else
 		bpf_map__set_autocreate(obj->maps.start_task, false);
+	hist_by = SWAPPED(obj->maps, hist_by);
 	if (env.group == GROUP_NONE)
-		bpf_map__set_max_entries(obj->maps.hist_by, 1);
+		swapped__set_max_entries(&hist_by, 1);
 	pr_debug("attaching to sched_wakeup, sched_wakeup_new and sched_switch with %s",
 		 btf ? "tp_btf" : !probe__task_storage() ?
 		 "raw_tp (no task storage for tracing programs, Linux 5.12)" :
@@ -224,7 +227,7 @@ static void report_losses(struct runqlat_bpf *obj)
 	if (obj->bss->lost_hists)
 		pr_warn("%llu latencies dropped: more than %u histograms, one per %s",
 			(unsigned long long)obj->bss->lost_hists,
-			bpf_map__max_entries(obj->maps.hist_by),
+			swapped__max_entries(&hist_by),
 			env.group < sizeof(per) / sizeof(per[0]) && per[env.group] ?
 			per[env.group] : "group");
 	if (obj->bss->lost_untraced)

@@ -78,17 +78,19 @@ vm_trace() {
 }
 
 # vm_blocked US WORKFILE SHORT: is US, a tool's total of the offcpu
-# workload's blocked time, what the workload measured itself ("done US" in
-# WORKFILE), less SHORT (periods the tool said it dropped)? Its own clocks,
-# not the nominal sleeps: a guest the host starves (the matrix runs beside
-# the suite, at idle priority) sleeps longer, and while the host stops its
-# emulator a thread stays on its CPU as the guest sees it; the workload
-# counts its time off the CPU, wall time less its own CPU time. The tool's
-# periods are within the workload's (from the switch out to the switch in,
-# not the system call's entry to its return).
+# workload's blocked time, what the workload measured itself ("done OFF
+# WALL" in WORKFILE), less SHORT (periods the tool said it dropped)? Its own
+# clocks, not the nominal sleeps: a guest the host starves (the matrix runs
+# beside the suite, at idle priority) sleeps longer. While the host stops
+# its emulator the guest's kernel counts the stop as CPU time or as time
+# asleep, as the thread was: the tool's total lies between the blocking
+# calls' time less the thread's CPU time (OFF, less 10%) and their whole
+# time (WALL), the two equal on a quiet machine. The tool's periods are
+# within the calls (from the switch out to the switch in, not the system
+# call's entry to its return).
 vm_blocked() {
-	_m=$(awk '/^done / { print $2 }' "$2")
-	[ -n "$_m" ] && [ "$1" -le $((_m + 2000)) ] && [ "$1" -ge $((_m * 9 / 10 - $3)) ]
+	set -- "$1" "$3" $(awk '/^done / { print $2, $3 }' "$2")
+	[ $# = 4 ] && [ "$1" -le $(($4 + 2000)) ] && [ "$1" -ge $(($3 * 9 / 10 - $2)) ]
 }
 
 # vm_leftover TOOL: names of TOOL's BPF programs still loaded, if any.

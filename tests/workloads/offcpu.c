@@ -4,12 +4,13 @@
  * usage: offcpu sleep N MS  -- offcpu_sleeper() sleeps MS ms, N times
  *        offcpu pipe N MS   -- offcpu_reader() blocks reading a pipe that
  *                              offcpu_waker() writes to MS ms later, N times
- * Prints "pid PID", waits for SIGUSR1, does the work, prints "done US":
- * the microseconds it spent off its CPU in the sleeps, or blocked on the
- * pipe, by its own clocks: the time they took less its thread's CPU time
- * meanwhile. A slowed machine stretches them as it does the tool's; a guest
- * whose emulator the host stops for a while has its thread on its CPU all
- * that while, as the guest's kernel (and the tool) sees it.
+ * Prints "pid PID", waits for SIGUSR1, does the work, prints "done OFF
+ * WALL": the microseconds the sleeps, or the reads of the pipe, took, by
+ * its own clocks, less its thread's CPU time meanwhile (OFF) and in all
+ * (WALL). A slowed machine stretches them as it does the tool's. A guest
+ * whose emulator the host stops now and then counts the stops now as CPU
+ * time, now as time asleep, as the thread happened to be: what the tool
+ * sees lies between the two.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -23,17 +24,30 @@
 #include "rawsys.h"
 
 static int n, ms, fds[2];
-static long long blocked_ns;
+static long long blocked_ns, wall_ns;
 
-/* Wall time less the calling thread's CPU time, in ns: its time off the CPU. */
-static long long off_ns(void)
+static long long ns(clockid_t clock)
 {
-	struct timespec ts, cpu;
+	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
-	return (ts.tv_sec - cpu.tv_sec) * 1000000000LL + ts.tv_nsec - cpu.tv_nsec;
+	clock_gettime(clock, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
+
+/*
+ * Times one blocking call: its wall time, and that less the thread's CPU
+ * time. A macro: the tests expect the call's caller to be main() or the
+ * thread's function, and an inlined function would show as a frame.
+ */
+#define TIMED(call)								\
+	do {									\
+		long long w_ = ns(CLOCK_MONOTONIC), c_ = ns(CLOCK_THREAD_CPUTIME_ID); \
+										\
+		call;								\
+		w_ = ns(CLOCK_MONOTONIC) - w_;					\
+		wall_ns += w_;							\
+		blocked_ns += w_ - (ns(CLOCK_THREAD_CPUTIME_ID) - c_);		\
+	} while (0)
 
 __attribute__((noinline)) void offcpu_sleeper(void)
 {
@@ -62,12 +76,8 @@ __attribute__((noinline)) void offcpu_waker(void)
 
 static void *reader_thread(void *arg)
 {
-	for (int i = 0; i < n; i++) {
-		long long t0 = off_ns();
-
-		offcpu_reader();
-		blocked_ns += off_ns() - t0;
-	}
+	for (int i = 0; i < n; i++)
+		TIMED(offcpu_reader());
 	return NULL;
 }
 
@@ -98,18 +108,14 @@ int main(int argc, char **argv)
 	sigwait(&set, &sig);
 
 	if (!strcmp(argv[1], "sleep")) {
-		for (int i = 0; i < n; i++) {
-			long long t0 = off_ns();
-
-			offcpu_sleeper();
-			blocked_ns += off_ns() - t0;
-		}
+		for (int i = 0; i < n; i++)
+			TIMED(offcpu_sleeper());
 	} else {
 		pthread_create(&r, NULL, reader_thread, NULL);
 		pthread_create(&w, NULL, waker_thread, NULL);
 		pthread_join(r, NULL);
 		pthread_join(w, NULL);
 	}
-	printf("done %lld\n", blocked_ns / 1000);
+	printf("done %lld %lld\n", blocked_ns / 1000, wall_ns / 1000);
 	return 0;
 }

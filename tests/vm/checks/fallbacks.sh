@@ -73,7 +73,7 @@ short=$(( $(vm_unseen "$SCRATCH/fbo.err") * 20000 ))
 ok=0
 [ "${vm_rc:-1}" = 0 ] && [ -z "$(vm_leftover offcputime)" ] &&
 	vm_blocked "$us" "$SCRATCH/fbo.work" "$short" && ok=1
-detail="rc=${vm_rc:-} offcpu_sleeper: $us us of $(awk '/^done/ { print $2 }' "$SCRATCH/fbo.work") slept, $(grep -o 'with raw_tp ([^)]*)\|with tp_btf' "$SCRATCH/fbo.err" | head -n 1)"
+detail="rc=${vm_rc:-} offcpu_sleeper: $us us of $(awk '/^done/ { print $2 " (" $3 " wall)" }' "$SCRATCH/fbo.work") slept, $(grep -o 'with raw_tp ([^)]*)\|with tp_btf' "$SCRATCH/fbo.err" | head -n 1)"
 [ $ok = 1 ] || detail="$detail $(grep -v libbpf "$SCRATCH/fbo.err" | tail -n 2)"
 fb_cell offcpu-legacy 517 "$(fb_said "$fb_legacy" "$SCRATCH/fbo.err")" "$ok" "$detail"
 fb_cell offcpu-tid-hash 512 "$(fb_said "$fb_hash" "$SCRATCH/fbo.err")" "$ok" "$detail"
@@ -85,7 +85,7 @@ us=$(awk '/;offcpu_reader;.*;--;.*try_to_wake_up.*;offcpu_waker;/ { n += $NF } E
 ok=0
 [ "${vm_rc:-1}" = 0 ] && [ -z "$(vm_leftover offwaketime)" ] &&
 	vm_blocked "$us" "$SCRATCH/fbw.work" 0 && ok=1
-detail="rc=${vm_rc:-} reader;--;waker: $us us of $(awk '/^done/ { print $2 }' "$SCRATCH/fbw.work") blocked, $(grep -o 'with raw_tp ([^)]*)\|with tp_btf' "$SCRATCH/fbw.err" | head -n 1)"
+detail="rc=${vm_rc:-} reader;--;waker: $us us of $(awk '/^done/ { print $2 " (" $3 " wall)" }' "$SCRATCH/fbw.work") blocked, $(grep -o 'with raw_tp ([^)]*)\|with tp_btf' "$SCRATCH/fbw.err" | head -n 1)"
 [ $ok = 1 ] || detail="$detail $(grep -v libbpf "$SCRATCH/fbw.err" | tail -n 2) $(grep offcpu_reader "$SCRATCH/fbw.out" | head -c 800)"
 fb_cell offwake-legacy 517 "$(fb_said "$fb_legacy" "$SCRATCH/fbw.err")" "$ok" "$detail"
 fb_cell offwake-tid-hash 512 "$(fb_said "$fb_hash" "$SCRATCH/fbw.err")" "$ok" "$detail"

@@ -18,7 +18,7 @@ oc_check() {
 	# Sleeps the tool said it had to drop (README, Known issues), if any.
 	short=$(( $(vm_unseen "$SCRATCH/oc.err") * 20000 ))
 	left=$(vm_leftover offcputime)
-	detail="rc=$vm_rc offcpu_sleeper ... do_nanosleep: $us us of $(awk '/^done/ { print $2 }' "$SCRATCH/oc.work") slept, $(grep -o 'with [a-z_]*' "$SCRATCH/oc.err" | head -n 1)"
+	detail="rc=$vm_rc offcpu_sleeper ... do_nanosleep: $us us of $(awk '/^done/ { print $2 " (" $3 " wall)" }' "$SCRATCH/oc.work") slept, $(grep -o 'with [a-z_]*' "$SCRATCH/oc.err" | head -n 1)"
 	if [ $vm_rc = 0 ] && [ -z "$left" ] && vm_blocked "$us" "$SCRATCH/oc.work" "$short"; then
 		result offcputime "${oc_path:-$1}" pass "$detail"
 	else

@@ -17,7 +17,7 @@ ow_check() {
 	ow_path=$(sed -n 's/^offwaketime: attaching to .* with \([a-z_]*\).*/\1/p' "$SCRATCH/ow.err" | head -n 1)
 	us=$(awk '/;offcpu_reader;.*;--;.*try_to_wake_up.*;offcpu_waker;/ { n += $NF } END { print n + 0 }' "$SCRATCH/ow.out")
 	left=$(vm_leftover offwaketime)
-	detail="rc=$vm_rc reader;--;waker: $us us of $(awk '/^done/ { print $2 }' "$SCRATCH/ow.work") blocked, $(grep -o 'with [a-z_]*' "$SCRATCH/ow.err" | head -n 1)"
+	detail="rc=$vm_rc reader;--;waker: $us us of $(awk '/^done/ { print $2 " (" $3 " wall)" }' "$SCRATCH/ow.work") blocked, $(grep -o 'with [a-z_]*' "$SCRATCH/ow.err" | head -n 1)"
 	if [ $vm_rc = 0 ] && [ -z "$left" ] && vm_blocked "$us" "$SCRATCH/ow.work" 0; then
 		result offwaketime "${ow_path:-$1}" pass "$detail"
 	else
