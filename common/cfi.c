@@ -566,6 +566,17 @@ int cfi__build(Elf *elf, Elf *debug, size_t max_rows, struct cfi_table *t)
 	err = hdr_fdes(elf, &fdes, &n);
 	if (err)
 		err = eh_frame_fdes(elf, &fdes, &n);
+	/*
+	 * An index without the .eh_frame it indexes is a forged file: libdw
+	 * would read the program headers' idea of it instead, and leaks what
+	 * libelf read of the sections when it does (elfutils 0.188).
+	 */
+	if (!err && !section(elf, ".eh_frame", &(GElf_Shdr){})) {
+		free(fdes);
+		fdes = NULL;
+		n = 0;
+		err = -ENOENT;
+	}
 	if (!err) {
 		cfi = dwarf_getcfi_elf(elf);
 	} else if (debug && !debug_frame_fdes(debug, &fdes, &n)) {

@@ -597,9 +597,10 @@ spin_only() {
 	# hostile's code by spin's. Read while it runs, they name it rightly.
 	: > "$T/folded"
 	: > "$T/err"
-	"$BIN/profile" -F 99 -f 5 > "$T/folded" 2> "$T/err" &
+	"$BIN/profile" -v -F 99 -f 5 > "$T/folded" 2> "$T/err" &
 	TPID=$!
 	wait_for_line "$T/err" Sampling
+	settled "$T/err"
 	start setarch -R "$WL/hostile" exec 1 "$WL/spin" 1.5
 	wait "$TPID"
 	TPID=

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ksyms.h"
 #include "syms.h"
@@ -66,7 +67,11 @@ int main(int argc, char **argv)
 		}
 		printf("%zu addresses, %zu named, %zu in inlined calls, %.3f s\n", n, named, inlined,
 		       now() - t0);
-		return 0;
+		if (f)
+			fclose(f);
+		if (fd >= 0)
+			close(fd);
+		goto out;
 	}
 	if (!strcmp(argv[1], "-b")) {
 		pid_t pid = atoi(argv[2]);
@@ -89,8 +94,9 @@ int main(int argc, char **argv)
 		}
 		printf("%zu addresses, %zu named, %zu in inlined calls, %.3f s\n", n, named, inlined,
 		       now() - t0);
-		syms__warn_losses(s);
-		return 0;
+		if (f)
+			fclose(f);
+		goto out;
 	}
 	if (!strcmp(argv[1], "-K")) {
 		FILE *f = fopen(argv[2], "r");
@@ -104,6 +110,9 @@ int main(int argc, char **argv)
 			printf("%s\n", name ?: SYM_UNKNOWN_NAME);
 		}
 		ksyms__free(k);
+		if (f)
+			fclose(f);
+		syms__free(s);
 		return k ? 0 : 1;
 	}
 	inline_too = !strcmp(argv[1], "-i");
@@ -129,6 +138,7 @@ int main(int argc, char **argv)
 		}
 		putchar('\n');
 	}
+out:
 	fflush(stdout);
 	syms__warn_losses(s);
 	syms__free(s);
