@@ -72,11 +72,14 @@ int main(int argc, char **argv)
 
 	if (argc < 2 || !s || read_folded(s, stdin)) {
 		fprintf(stderr, "usage: stackconv folded|svg|pprof [FILE] < folded\n");
+		stackset__free(s);
 		return 2;
 	}
 	stackset__sort(s);
-	if (strcmp(argv[1], "folded") && !(o = outfile__open(argc > 2 ? argv[2] : "-")))
+	if (strcmp(argv[1], "folded") && !(o = outfile__open(argc > 2 ? argv[2] : "-"))) {
+		stackset__free(s);
 		return 1;
+	}
 	if (!strcmp(argv[1], "folded")) {
 		err = stackset__write_folded(s, stdout);
 	} else if (!strcmp(argv[1], "svg")) {
@@ -95,6 +98,8 @@ int main(int argc, char **argv)
 		err = pprof__write(s, outfile__stream(o), &po);
 	} else {
 		fprintf(stderr, "stackconv: unknown format '%s'\n", argv[1]);
+		outfile__discard(o);
+		stackset__free(s);
 		return 2;
 	}
 	if (o && !err)
