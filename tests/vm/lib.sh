@@ -23,6 +23,15 @@ vm_wait() {
 	return 1
 }
 
+# vm_samples FILE REGEX: the counts of FILE's folded stacks that match REGEX
+# (awk's). A guest the host starves (the matrix runs beside the suite, at
+# idle priority) takes one sample per slice of CPU it gets, not one per
+# 10 ms of its clock: a check that needs so many samples to judge profiles
+# again until it has them (19 of a signal handler's in 3 s, all whole).
+vm_samples() {
+	awk -v re="$2" '$0 ~ re { n += $NF } END { print n + 0 }' "$1"
+}
+
 # vm_attach OUT ERR TOOL [ARGS...]: starts $BIN/TOOL ARGS in the background
 # (vm_tpid), output to OUT and ERR, and returns once it says "Tracing" (on
 # either stream), and on 6.1 and 5.10 once a second has passed: a 6.1 guest

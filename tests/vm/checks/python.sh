@@ -48,7 +48,13 @@ elif [ $py_version -lt 517 ]; then
 		result python profile fail "rc=$vm_rc $(tail -n 2 "$SCRATCH/pyfp.err") $(head -c 400 "$SCRATCH/pyfp.out")"
 	fi
 else
-	py_run pyp profile -v -f -F 99
+	: > "$SCRATCH/pyp.all"
+	for _try in 1 2 3 4 5; do
+		py_run pyp profile -v -f -F 99
+		cat "$SCRATCH/pyp.out" >> "$SCRATCH/pyp.all"
+		[ $vm_rc = 0 ] && [ "$(vm_samples "$SCRATCH/pyp.all" ';stilton [(]cheeses[.]py:')" -lt 20 ] || break
+	done
+	mv "$SCRATCH/pyp.all" "$SCRATCH/pyp.out"
 	# Brackets, not backslashes: awk -v takes escapes away, each awk its own way.
 	chain="main [(]cheeses[.]py:$(py_line main)[)];wensleydale [(]cheeses[.]py:$(py_line wensleydale)[)];cheddar [(]cheeses[.]py:$(py_line cheddar)[)];stilton [(]cheeses[.]py:$(py_line stilton)[)]"
 	# The busy thread's samples (the only ones in stilton), whole from _start.
