@@ -46,7 +46,7 @@ CFLAGS    += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 # of the kernel's types (vmlinux/ARCH/vmlinux.h) and of registers.
 BPF_CFLAGS := -g -O2 -Wall -Wno-unused-function -target bpf -D__TARGET_ARCH_$(ARCH) \
 	-I vmlinux/$(ARCH) -I bpf $(addprefix -I ,$(wildcard /usr/include/$(GNU_ARCH)))
-LDLIBS    := -lbpf -ldw -lelf -lz -llzma -lcapstone
+LDLIBS    := -lbpf -ldw -lelf -lz -llzma -lcapstone -liberty
 
 ifneq ($(CROSS),)
 SYSROOT   ?= build/cache/sysroot-$(ARCH)
@@ -169,7 +169,7 @@ $(MHD_LIB):
 endif
 
 ifneq ($(CROSS),)
-$(SYSROOT_DONE):
+$(SYSROOT_DONE): scripts/sysroot
 	$(call msg,SYSROOT,$(SYSROOT))
 	$(Q)scripts/sysroot $(ARCH) $(SYSROOT)
 endif

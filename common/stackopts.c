@@ -11,7 +11,7 @@
 
 enum {
 	KEY_SVG = CLI_KEY_TOOL + 0x200, KEY_PPROF, KEY_UNWIND, KEY_UNWIND_MEMORY, KEY_DEBUGINFOD,
-	KEY_PPROF_DIR, KEY_PPROF_INTERVAL, KEY_PPROF_KEEP, KEY_SYMBOL_MEMORY,
+	KEY_PPROF_DIR, KEY_PPROF_INTERVAL, KEY_PPROF_KEEP, KEY_SYMBOL_MEMORY, KEY_NO_DEMANGLE,
 };
 
 struct stack_opts stack_opts = {
@@ -42,6 +42,9 @@ static const struct argp_option options[] = {
 	{ "symbol-memory", KEY_SYMBOL_MEMORY, "MB", 0,
 	  "Memory for the symbol tables of binaries and perf maps; past it, those named "
 	  "least recently are let go and read again when needed (default 256)" },
+	{ "no-demangle", KEY_NO_DEMANGLE, NULL, 0,
+	  "Print C++ and Rust functions by their symbols (mangled), not as the language "
+	  "writes them" },
 	{},
 };
 
@@ -79,6 +82,9 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		stack_opts.symbol_memory_mb = cli__parse_ulong(state, "symbol memory", arg, 1, 1048576);
 		stack_opts.symbol_memory_given = true;
 		break;
+	case KEY_NO_DEMANGLE:
+		stack_opts.no_demangle = true;
+		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
@@ -98,7 +104,8 @@ void stack_opts__warn_ignored(const struct stack_view *v)
 		tool__warn_ignored("-K shows kernel stacks only", v->delimit ? "-d" : NULL,
 				   stack_opts.unwind_given ? "--unwind" : NULL, memory,
 				   stack_opts.symbol_memory_given ? "--symbol-memory" : NULL,
-				   stack_opts.debuginfod ? "--debuginfod" : NULL);
+				   stack_opts.debuginfod ? "--debuginfod" : NULL,
+				   stack_opts.no_demangle ? "--no-demangle" : NULL);
 	else if (stack_opts.unwind.method == UNWIND_FP)
 		tool__warn_ignored("--unwind=fp keeps no unwind tables", memory);
 	if (stack_opts.pprof_dir) {
@@ -125,6 +132,7 @@ struct syms *stack_opts__syms(void)
 		return NULL;
 	}
 	syms__set_budget(s, (uint64_t)stack_opts.symbol_memory_mb << 20);
+	syms__set_raw_names(s, stack_opts.no_demangle);
 	if (stack_opts.debuginfod) {
 		err = syms__use_debuginfod(s, stack_opts.debuginfod);
 		if (err) {

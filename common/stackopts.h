@@ -13,6 +13,7 @@ struct stack_opts {
 	unsigned int debuginfod;	/* --debuginfod[=SECONDS]; 0: off */
 	unsigned int symbol_memory_mb;	/* --symbol-memory */
 	struct unwind_opts unwind;	/* --unwind, --unwind-memory */
+	bool no_demangle;		/* --no-demangle */
 	bool unwind_given, unwind_memory_given, symbol_memory_given;
 	const char *pprof_dir;		/* --pprof-dir DIR: continuous profiles */
 	unsigned int pprof_interval;	/* --pprof-interval, seconds */
@@ -25,7 +26,7 @@ extern struct stack_opts stack_opts;
 /*
  * An argp group for cli's @group: --svg, --pprof, --pprof-dir,
  * --pprof-interval, --pprof-keep, --unwind, --unwind-memory, --debuginfod,
- * --symbol-memory.
+ * --symbol-memory, --no-demangle.
  */
 extern const struct argp stack_opts_argp;
 

@@ -365,6 +365,11 @@ const struct stack *stackset__get(const struct stackset *s, size_t i)
 	return i < s->len ? &s->entries[i].stack : NULL;
 }
 
+static bool spaced(enum frame_kind kind)
+{
+	return kind == FRAME_PYTHON || kind == FRAME_USER || kind == FRAME_INLINE;
+}
+
 int stackset__write_folded(const struct stackset *s, FILE *f)
 {
 	for (size_t i = 0; i < s->len; i++) {
@@ -376,11 +381,12 @@ int stackset__write_folded(const struct stackset *s, FILE *f)
 			if (k)
 				fputc(';', f);
 			/*
-			 * A Python frame keeps its spaces, "name (file.py:7)":
-			 * a line's count is its last field, whatever came before.
+			 * A function keeps its spaces, as its language writes
+			 * it: "name (file.py:7)", "f(char const*) [clone
+			 * .isra.0]". A line's count is its last field,
+			 * whatever came before.
 			 */
-			escape__print(f, fr->name,
-				      fr->kind == FRAME_PYTHON ? ESCAPE_FOLDED_SPACED : ESCAPE_FOLDED);
+			escape__print(f, fr->name, spaced(fr->kind) ? ESCAPE_FOLDED_SPACED : ESCAPE_FOLDED);
 			/* stackcollapse-perf.pl --inline's mark, which flamegraph.pl colours. */
 			if (fr->kind == FRAME_INLINE)
 				fputs("_[i]", f);

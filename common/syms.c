@@ -51,6 +51,11 @@ void syms__observe(struct syms *s, const struct syms_observer *o)
 	s->observer = *o;
 }
 
+void syms__set_raw_names(struct syms *s, bool raw)
+{
+	s->raw_names = raw;
+}
+
 int syms__use_debuginfod(struct syms *s, unsigned int seconds)
 {
 	return debuginfo__enable_debuginfod(s->debuginfo, seconds);

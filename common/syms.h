@@ -59,6 +59,12 @@ void syms__free(struct syms *s);
 void syms__set_budget(struct syms *s, uint64_t bytes);
 
 /*
+ * C++ and Rust names as the binaries' symbol tables have them (mangled),
+ * not as the language writes them, the default.
+ */
+void syms__set_raw_names(struct syms *s, bool raw);
+
+/*
  * Keeps to the budget, letting go of what was named least recently (not
  * since the last trim). The names given out before are no longer valid:
  * call it between stacks, once their frames are printed or copied.

@@ -474,7 +474,7 @@ bool binary__lookup(struct syms *s, struct binary *b, const struct vma *v, uint6
 	u = symtab__find(&b->syms, vaddr);
 	if (!u)
 		return false;
-	out->name = u->name;
+	out->name = s->raw_names ? u->name : symtab__name(&b->syms, u);
 	out->offset = vaddr - u->addr;
 	return true;
 }

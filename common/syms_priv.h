@@ -125,6 +125,7 @@ struct syms {
 	size_t nids, ids_cap;
 	size_t prefetched;		/* processes read at their exec, not yet in a stack */
 	struct runtime_names *runtime_names;	/* interpreted runtimes' frames, named */
+	bool raw_names;			/* C++ and Rust names as the symbol tables have them */
 	uint64_t budget;		/* bytes the binaries' tables and perf maps may hold */
 	uint64_t held;			/* ... hold, as last counted */
 	uint64_t clock;			/* a tick each lookup, for least-recently-used */

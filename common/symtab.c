@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "demangle.h"
 #include "symtab.h"
 
 #define CHUNK_MIN (64 << 10)
@@ -105,6 +106,8 @@ void symtab__finish(struct symtab *t)
 {
 	size_t k = 0;
 
+	free(t->named);
+	t->named = NULL;
 	if (!t->n)
 		return;
 	qsort(t->v, t->n, sizeof(*t->v), cmp_sym);
@@ -133,8 +136,33 @@ const struct sym *symtab__find(const struct symtab *t, uint64_t addr)
 	return addr - s->addr < (s->size ? s->size : 1) ? s : NULL;
 }
 
+const char *symtab__name(struct symtab *t, const struct sym *s)
+{
+	size_t i = s - t->v;
+	const char *copy;
+	char *d;
+
+	if (!t->named) {
+		t->named = calloc((t->n + 7) / 8, 1);
+		if (!t->named)
+			return s->name;
+		t->bytes += (t->n + 7) / 8;
+	}
+	if (t->named[i / 8] & 1u << i % 8)
+		return s->name;
+	t->named[i / 8] |= 1u << i % 8;
+	d = demangle(s->name);
+	if (!d)
+		return s->name;
+	if (t->bytes + strlen(d) <= SYMTAB_MAX_BYTES && (copy = keep(t, d, strlen(d))))
+		t->v[i].name = copy;
+	free(d);
+	return s->name;
+}
+
 void symtab__free(struct symtab *t)
 {
+	free(t->named);
 	for (size_t i = 0; i < t->nchunks; i++)
 		free(t->chunks[i]);
 	free(t->chunks);

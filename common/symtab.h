@@ -18,6 +18,7 @@ struct symtab {
 	char **chunks;		/* name storage, in large blocks */
 	size_t nchunks, chunk_used, chunk_size;
 	size_t bytes;		/* what it holds, for the memory budget */
+	unsigned char *named;	/* a bit per symbol: its name was demangled, or tried */
 };
 
 /*
@@ -38,6 +39,13 @@ void symtab__finish(struct symtab *t);
  * without a size, past its address) is not that function.
  */
 const struct sym *symtab__find(const struct symtab *t, uint64_t addr);
+
+/*
+ * The name of @s, one of @t's, as its language writes it: a C++ or Rust
+ * name is demangled the first time it is asked for (most never are), and
+ * kept. NULL only when @s has no name.
+ */
+const char *symtab__name(struct symtab *t, const struct sym *s);
 
 void symtab__free(struct symtab *t);
 

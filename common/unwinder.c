@@ -232,35 +232,45 @@ static void *on_binary(void *ctx, const struct syms_binary *b, Elf *elf, Elf *de
 	return t;
 }
 /*
+ * The executable segment that executable mapping @m maps: the one whose
+ * file bytes it holds. Not the one the mapping starts in: the kernel maps whole
+ * pages, and a linker such as lld (rustc's since 1.90) starts a segment
+ * mid-page, right after the one before, at a file offset past pgoff.
+ */
+static const struct elf_segment *segment_of(const struct table *t, const struct syms_mapping *m)
+{
+	for (size_t i = 0; i < t->nsegs; i++) {
+		const struct elf_segment *g = &t->segs[i];
+
+		if (g->exec && g->offset < m->pgoff + (m->end - m->start) &&
+		    m->pgoff < g->offset + g->filesz)
+			return g;
+	}
+	return NULL;
+}
+
+/*
  * Where a mapping's rows start: run-time address a is at file offset
  * a - start + pgoff, in the segment holding that offset at its vaddr,
  * which is row pc vaddr - base.
  */
 static bool place(const struct table *t, const struct syms_mapping *m, __u64 *bias)
 {
-	for (size_t i = 0; i < t->nsegs; i++) {
-		const struct elf_segment *g = &t->segs[i];
+	const struct elf_segment *g = segment_of(t, m);
 
-		if (g->exec && m->pgoff >= g->offset && m->pgoff - g->offset < g->filesz) {
-			*bias = m->start - m->pgoff + g->offset - g->vaddr + t->base;
-			return true;
-		}
-	}
-	return false;
+	if (g)
+		*bias = m->start - m->pgoff + g->offset - g->vaddr + t->base;
+	return g;
 }
 
 /* A mapping's load bias: run-time address less the ELF's own. */
 static bool load_bias(const struct table *t, const struct syms_mapping *m, __u64 *bias)
 {
-	for (size_t i = 0; i < t->nsegs; i++) {
-		const struct elf_segment *g = &t->segs[i];
+	const struct elf_segment *g = segment_of(t, m);
 
-		if (m->pgoff >= g->offset && m->pgoff - g->offset < g->filesz) {
-			*bias = m->start - m->pgoff + g->offset - g->vaddr;
-			return true;
-		}
-	}
-	return false;
+	if (g)
+		*bias = m->start - m->pgoff + g->offset - g->vaddr;
+	return g;
 }
 
 /* The interpreter process @tgid runs, if one: the table of its binary, and its load bias. */

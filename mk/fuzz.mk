@@ -8,7 +8,7 @@ $(OUTPUT)/fuzz/fuzz_syms: $(FUZZ_SRCS) $(wildcard common/*.h)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-D_GNU_SOURCE -DBPFSCOPE_VERSION='"fuzz"' -I common -I bpf $(FUZZ_SRCS) -lbpf -ldw -lelf -lz -llzma -lcapstone -lmicrohttpd -ldl -o $@
+		-D_GNU_SOURCE -DBPFSCOPE_VERSION='"fuzz"' -I common -I bpf $(FUZZ_SRCS) -lbpf -ldw -lelf -lz -llzma -lcapstone -liberty -lmicrohttpd -ldl -o $@
 
 .PHONY: fuzz
 fuzz: $(OUTPUT)/fuzz/fuzz_syms

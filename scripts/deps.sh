@@ -21,6 +21,7 @@ build zlib1g-dev file:/usr/include/zlib.h
 build liblzma-dev file:/usr/include/lzma.h
 build libdebuginfod-dev file:/usr/include/elfutils/debuginfod.h
 build libcapstone-dev file:/usr/include/capstone/capstone.h
+build libiberty-dev file:/usr/include/libiberty/demangle.h
 build libmicrohttpd-dev file:/usr/include/microhttpd.h
 build make cmd:make
 build gcc cmd:gcc
@@ -48,6 +49,9 @@ test chromium cmd:chromium
 test nodejs cmd:node
 test npm cmd:npm
 test prometheus cmd:promtool
+test g++ cmd:g++
+test lld cmd:ld.lld
+test rustc cmd:rustc
 cross gcc-aarch64-linux-gnu cmd:aarch64-linux-gnu-gcc
 cross libc6-dev-arm64-cross file:/usr/aarch64-linux-gnu/include/stdio.h
 cross xz-utils cmd:xz

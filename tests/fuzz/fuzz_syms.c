@@ -8,7 +8,8 @@
  * 5 an ELF file's unwind tables (its CFI, or Go's pclntab) and CPython's
  * interpreter found in it, 6 machine code Go's return finder disassembles,
  * 7 a name through every escaper, 8 an ld.so.cache (a container's, anyone's),
- * 9 /proc/PID/stat and status text (a process names itself what it likes).
+ * 9 /proc/PID/stat and status text (a process names itself what it likes),
+ * 10 a symbol's name through the C++ and Rust demanglers.
  */
 #include <elf.h>
 #include <fcntl.h>
@@ -24,6 +25,7 @@
 
 #include "cfi.h"
 #include "cpython.h"
+#include "demangle.h"
 #include "debuginfo.h"
 #include "elffile.h"
 #include "escape.h"
@@ -34,6 +36,7 @@
 #include "procfile.h"
 #include "procmaps.h"
 #include "syms.h"
+#include "symtab.h"
 #include "inlines.h"
 #include "uprobes.h"
 
@@ -300,11 +303,28 @@ out:
 		fclose(null);
 }
 
+/* A symbol's name, as long as a symbol table keeps one, demangled. */
+static void fuzz_demangle(const uint8_t *data, size_t size)
+{
+	char *name, *d;
+
+	if (size > SYMTAB_MAX_NAME)
+		size = SYMTAB_MAX_NAME;
+	name = malloc(size + 1);
+	if (!name)
+		return;
+	memcpy(name, data, size);
+	name[size] = '\0';
+	d = demangle(name);
+	free(d);
+	free(name);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	switch (data[0] % 10) {
+	switch (data[0] % 11) {
 	case 0:
 		fuzz_elf(data + 1, size - 1);
 		break;
@@ -334,6 +354,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 9:
 		fuzz_proc_text(data + 1, size - 1);
+		break;
+	case 10:
+		fuzz_demangle(data + 1, size - 1);
 		break;
 	}
 	return 0;

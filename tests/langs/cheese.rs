@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// A Rust program whose names the demangler must read, built with the
+// legacy mangling and with v0: a module's function, a generic one, a
+// method. usage: cheese-rust-MANGLING SECONDS -- prints "pid PID", then
+// spins in cheese::affineur::ripen, called from cheese::cave::Cave::age,
+// called from cheese::cellar::<u64>.
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+mod affineur {
+    #[inline(never)]
+    pub fn ripen(turns: u64) -> u64 {
+        let mut s = 0u64;
+        for i in 0..turns {
+            s = std::hint::black_box(s.wrapping_add(i));
+        }
+        s
+    }
+}
+
+mod cave {
+    pub struct Cave {
+        pub shelf: u64,
+    }
+
+    impl Cave {
+        #[inline(never)]
+        pub fn age(&self, wheels: &[u64]) -> u64 {
+            let mut r = self.shelf;
+            for w in wheels {
+                r = r.wrapping_add(crate::affineur::ripen(*w));
+            }
+            std::hint::black_box(r)
+        }
+    }
+}
+
+#[inline(never)]
+fn cellar<T: Into<u64> + Copy>(until: Instant, shelf: T) -> u64 {
+    let c = cave::Cave { shelf: shelf.into() };
+    let wheels = vec![20000u64; 16];
+    let mut r = 0u64;
+    while Instant::now() < until {
+        r = r.wrapping_add(c.age(black_box(&wheels)));
+    }
+    black_box(r)
+}
+
+fn main() {
+    let secs: f64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(5.0);
+    println!("pid {}", std::process::id());
+    let until = Instant::now() + Duration::from_secs_f64(secs);
+    black_box(cellar(until, 3u64));
+}

@@ -1,0 +1,96 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# C++ and Rust functions named as their languages write them (tests/langs:
+# a C++ program linked by lld, a Rust one in both manglings), in every
+# output, whole from _start; --no-demangle gives the symbols.
+
+load helpers
+load folded
+
+setup_file() {
+	"$ROOT/tests/langs/build" "$BUILD/tests/langs" > /dev/null ||
+		fail "cannot build tests/langs (g++, lld, rustc)"
+}
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	LW=$BUILD/tests/langs
+	export HOME=$T
+}
+
+teardown() {
+	stop_bg ${WPID:-}
+	assert_nothing_loaded profile
+}
+
+# cheese PROGRAM: starts it, spinning for 30 s, once it has said its pid.
+cheese() {
+	: > "$T/work"
+	"$LW/$1" 30 > "$T/work" &
+	WPID=$!
+	wait_for_line "$T/work" '^pid '
+}
+
+# whole FILE CHAIN: "N ALL", the samples in ripen (the leaf, however
+# spelled) and those of them whose stack is CHAIN from _start.
+whole() {
+	awk -v c="^[^;]*;_start;(.*;)?$2\$" '
+		{ n = $NF; sub(/ [0-9]+$/, "") }
+		/[Rr]ipen/ { all += n; if ($0 ~ c) whole += n }
+		END { print whole + 0, all + 0 }' "$1"
+}
+
+# A C++ chain as awk reads it: brackets, not backslashes (awk -v takes them away).
+CXX="main;[(]anonymous namespace[)]::cellar[(]double[)];cheese::Cave<3>::age[(]std::vector<int, std::allocator<int> > const&[)] [[]clone [.]isra[.]0[]];cheese::Affineur::ripen[(]int[)]"
+
+@test "names: C++ as C++ writes it (namespaces, a template, a clone) in folded, JSON and pprof, whole from _start" {
+	require_bpf
+	cheese cheese-cxx
+	"$BIN/profile" -U -p "$WPID" -F 99 -f --pprof "$T/p.pb.gz" 2 > "$T/folded" 2> "$T/err"
+	"$BIN/profile" -U -p "$WPID" -F 99 --json 2 > "$T/json" 2>> "$T/err"
+	json_folded "$T/json" > "$T/json.folded"
+	pprof_folded "$T/p.pb.gz" > "$T/pprof.folded"
+	for f in folded json.folded pprof.folded; do
+		chain=$CXX
+		# go tool pprof shows names shortened (no parameters or template arguments).
+		[ $f = pprof.folded ] && chain="main;::cellar;cheese::Cave::age [[]clone [.]isra[.]0[]];cheese::Affineur::ripen"
+		read -r n all <<< "$(whole "$T/$f" "$chain")"
+		# Samples on its CPU: a few land in the clock read or the kernel.
+		[ "$all" -ge 100 ] && [ $((n * 100)) -ge $((all * 90)) ] ||
+			fail "$f: $n of $all whole: $(head -c 800 "$T/$f") $(cat "$T/err")"
+	done
+	# No symbol left as the linker spells it.
+	! grep -q '_ZN\|_GLOBAL__N' "$T/folded" "$T/json.folded" "$T/pprof.folded"
+}
+
+@test "names: --no-demangle prints C++ symbols as the symbol table has them" {
+	require_bpf
+	cheese cheese-cxx
+	run "$BIN/profile" -U -p "$WPID" -F 99 -f --no-demangle 2
+	assert_success
+	echo "$output" > "$T/folded"
+	read -r n all <<< "$(whole "$T/folded" "main;_ZN12_GLOBAL__N_16cellarEd;_ZN6cheese4CaveILi3EE3ageERKSt6vectorIiSaIiEE[.]isra[.]0;_ZN6cheese8Affineur5ripenEi")"
+	[ "$all" -ge 100 ] && [ $((n * 100)) -ge $((all * 90)) ] || fail "$n of $all whole: $output"
+	refute_output --partial 'cheese::'
+	run unprivileged "$BIN/profile" --no-demangle -K 1
+	assert_output --partial 'profile: -K shows kernel stacks only; --no-demangle is ignored'
+}
+
+@test "names: Rust, in its legacy mangling and in v0, as Rust writes it, whole from _start" {
+	require_bpf
+	for m in legacy v0; do
+		cheese cheese-rust-$m
+		"$BIN/profile" -U -p "$WPID" -F 99 -f 2 > "$T/$m" 2> "$T/err"
+		stop_bg "$WPID"
+		if [ $m = legacy ]; then
+			chain="cheese::main;cheese::cellar;cheese::cave::Cave::age;cheese::affineur::ripen"
+		else
+			chain="cheese::main;cheese::cellar::<u64>;<cheese::cave::Cave>::age;cheese::affineur::ripen"
+		fi
+		read -r n all <<< "$(whole "$T/$m" "$chain")"
+		[ "$all" -ge 100 ] && [ $((n * 100)) -ge $((all * 90)) ] ||
+			fail "$m: $n of $all whole: $(head -c 800 "$T/$m") $(cat "$T/err")"
+		# Neither the hash of a legacy name nor a v0 symbol.
+		! grep -qE '::h[0-9a-f]{16}|_R[A-Za-z0-9_]{8}|_ZN' "$T/$m" || fail "$m: $(grep -E '::h[0-9a-f]{16}|_R|_ZN' "$T/$m" | head -n 3)"
+	done
+}
