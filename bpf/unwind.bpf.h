@@ -51,6 +51,18 @@ struct {
 	__type(value, struct bpf_stack_build_id[UNWIND_BUILD_ID_SLOTS]);
 } unwind_build_id_scratch SEC(".maps");
 
+/*
+ * A return address as code: on arm64, one signed by pointer authentication
+ * (-mbranch-protection=standard, most arm64 distributions' default) carries
+ * its signature in the bits above the 48 of user addresses, which the
+ * kernel's own walk strips as well.
+ */
+#if defined(__TARGET_ARCH_arm64)
+#define UNWIND_CODE(ra) ((ra) & ((1ULL << 48) - 1))
+#else
+#define UNWIND_CODE(ra) (ra)
+#endif
+
 /* Where a walk is: the registers of the frame it is in, and what it found. */
 struct unwind_walk {
 	__u64 ip, sp, fp;
@@ -194,7 +206,7 @@ static __always_inline long unwind_fp_step(struct unwind_walk *st)
 		return unwind_stop(st, 0);
 	st->sp = fp + 16;
 	st->fp = next_fp;
-	st->ip = ra;
+	st->ip = UNWIND_CODE(ra);
 	st->exact = 0;
 	st->via_fp = 1;
 	return 0;
@@ -350,7 +362,7 @@ static long unwind_step(__u32 i, void *arg)
 	 */
 	if ((!r || UNWIND_ROW_CFA(r) == UNWIND_NONE) && st->exact && m->n && st->ra &&
 	    st->ra != st->ip) {
-		st->ip = st->ra;
+		st->ip = UNWIND_CODE(st->ra);
 		st->ra = 0;
 		st->exact = 0;
 		return 0;
@@ -391,7 +403,7 @@ static long unwind_step(__u32 i, void *arg)
 		if (!ra || cfa < st->sp)
 			return unwind_stop(st, ra ? UNWIND_MARK_UNSUPPORTED : 0);
 		st->sp = cfa;
-		st->ip = ra;
+		st->ip = UNWIND_CODE(ra);
 		st->exact = 0;
 		return 0;
 	case UNWIND_END:
@@ -418,7 +430,7 @@ static long unwind_step(__u32 i, void *arg)
 	if (!ra)
 		return unwind_stop(st, 0);
 	st->sp = cfa;
-	st->ip = ra;
+	st->ip = UNWIND_CODE(ra);
 	st->exact = 0;
 	return 0;
 }

@@ -74,6 +74,16 @@ $(NOFP_RUNTIME): | $(OUTPUT)/tests
 	$(Q)cp -L "$$($(CC) -print-file-name=$(notdir $@))" $@
 
 check workloads: $(OUTPUT)/tests/nofp-dyn $(NOFP_RUNTIME)
+
+ifeq ($(ARCH),arm64)
+# Its return addresses signed (pointer authentication), as most arm64
+# distributions build: the arm64 guest's CPU (qemu's max) signs them.
+$(OUTPUT)/tests/nofp-pac: tests/nofp/nofp.c tests/nofp/nofplib.c $(NOFP_OBJS) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(NOFP_CFLAGS) -mbranch-protection=standard -pthread -static $^ -o $@
+
+check workloads: $(OUTPUT)/tests/nofp-pac
+endif
 else
 $(OUTPUT)/tests/nofp: tests/nofp/nofp.c $(NOFP_OBJS) $(OUTPUT)/tests/libnofplib.so | $(OUTPUT)/tests
 	$(call msg,CC,$@)

@@ -7,7 +7,8 @@
 # none), and through a signal handler; offcputime on its blocked reader,
 # offwaketime on it and its waker, and offcputime system-wide on
 # short-lived processes, each read as it execs; calls inlined in it, from
-# its DWARF; and --unwind=fp, the kernel's walk, as before, on every kernel.
+# its DWARF; on arm64, return addresses signed by pointer authentication;
+# and --unwind=fp, the kernel's walk, as before, on every kernel.
 #
 # POSIX sh; see tests/vm/lib.sh.
 
@@ -170,6 +171,20 @@ if vm_attach "$SCRATCH/uw.out" "$SCRATCH/uw.err" offcputime -U -f; then
 	uw_verdict short-lived "$1" "$2" "rc=$rc $(tail -n 2 "$SCRATCH/uw.err") $(head -c 400 "$SCRATCH/uw.out")" offcputime
 else
 	result unwind short-lived fail "rc=$vm_rc $(tail -n 2 "$SCRATCH/uw.err")"
+fi
+
+# arm64: return addresses signed by pointer authentication, which the walk
+# strips before it looks them up (an arm64 guest only: x86 has no such thing).
+if [ "$(uname -m)" = aarch64 ]; then
+	if ! grep -qw paca /proc/cpuinfo; then
+		result unwind pac fail "this CPU has no pointer authentication: $(grep -m 1 Features /proc/cpuinfo)"
+	elif [ ! -x "$WL/nofp-pac" ]; then
+		result unwind pac fail "no nofp-pac among the workloads"
+	else
+		uw_enough nofp_leaf 2 "$WL/nofp-pac" spin 20
+		set -- $(uw_share "$SCRATCH/uw.out" nofp_leaf "main;nofp_level1;nofp_level2;nofp_level3")
+		uw_verdict pac "$1" "$2" "rc=$rc $(tail -n 2 "$SCRATCH/uw.err") $(head -c 400 "$SCRATCH/uw.out")" profile
+	fi
 fi
 
 # Inlined calls, from the static binary's DWARF.
