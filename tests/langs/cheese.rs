@@ -4,15 +4,21 @@
 // method. usage: cheese-rust-MANGLING SECONDS -- prints "pid PID", then
 // spins in cheese::affineur::ripen, called from cheese::cave::Cave::age,
 // called from cheese::cellar::<u64>.
-use std::hint::black_box;
 use std::time::{Duration, Instant};
+
+// std::hint::black_box is Rust 1.66's; bookworm's rustc is 1.63.
+fn black_box<T>(x: T) -> T {
+    let y = unsafe { std::ptr::read_volatile(&x) };
+    std::mem::forget(x);
+    y
+}
 
 mod affineur {
     #[inline(never)]
     pub fn ripen(turns: u64) -> u64 {
         let mut s = 0u64;
         for i in 0..turns {
-            s = std::hint::black_box(s.wrapping_add(i));
+            s = crate::black_box(s.wrapping_add(i));
         }
         s
     }
@@ -30,7 +36,7 @@ mod cave {
             for w in wheels {
                 r = r.wrapping_add(crate::affineur::ripen(*w));
             }
-            std::hint::black_box(r)
+            crate::black_box(r)
         }
     }
 }
