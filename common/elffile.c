@@ -79,6 +79,16 @@ int elffile__segments(Elf *elf, struct elf_segment **out, size_t *nout)
 	return 0;
 }
 
+const struct elf_segment *elf_segment__mapped(const struct elf_segment *segs, size_t n,
+					      uint64_t pgoff, uint64_t len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (segs[i].exec && segs[i].offset < pgoff + len &&
+		    pgoff < segs[i].offset + segs[i].filesz)
+			return &segs[i];
+	return NULL;
+}
+
 /* The index of the section names' table, if it is of a size to read whole. */
 static int section_names(Elf *elf, size_t *shstrndx)
 {

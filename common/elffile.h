@@ -33,6 +33,16 @@ int elffile__memory(void *buf, size_t len, Elf **elf);
 /* Its PT_LOAD segments, in a new array. 0 or negative errno. */
 int elffile__segments(Elf *elf, struct elf_segment **segs, size_t *n);
 
+/*
+ * The executable segment of @segs whose file bytes an executable mapping
+ * of @len bytes at file offset @pgoff holds, or NULL. Not the one at the
+ * mapping's first byte: the kernel maps whole pages, and a linker such as
+ * lld (rustc's since 1.90) starts a segment mid-page, right after the one
+ * before, at a file offset past pgoff.
+ */
+const struct elf_segment *elf_segment__mapped(const struct elf_segment *segs, size_t n,
+					      uint64_t pgoff, uint64_t len);
+
 /* Its GNU build-id into @id; the length, or -ENOENT. */
 int elffile__build_id(Elf *elf, unsigned char *id, size_t size);
 

@@ -158,18 +158,17 @@ static const struct runtime_binary *proc_runtime(struct syms *s, struct proc *p,
 {
 	for (size_t i = 0; p && i < p->nvmas; i++) {
 		struct binary *b = p->vmas[i].bin;
+		const struct elf_segment *g;
 
 		if (!b || !b->runtime)
 			continue;
 		if (!b->loaded)
 			binary__load(s, b);
-		for (size_t k = 0; k < b->nsegs; k++) {
-			const struct elf_segment *g = &b->segs[k];
-
-			if (p->vmas[i].pgoff >= g->offset && p->vmas[i].pgoff - g->offset < g->filesz) {
-				*bias = p->vmas[i].start - p->vmas[i].pgoff + g->offset - g->vaddr;
-				return b->runtime;
-			}
+		g = elf_segment__mapped(b->segs, b->nsegs, p->vmas[i].pgoff,
+					p->vmas[i].end - p->vmas[i].start);
+		if (g) {
+			*bias = p->vmas[i].start - p->vmas[i].pgoff + g->offset - g->vaddr;
+			return b->runtime;
 		}
 	}
 	return NULL;

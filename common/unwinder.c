@@ -231,22 +231,10 @@ static void *on_binary(void *ctx, const struct syms_binary *b, Elf *elf, Elf *de
 	enter_file(u, b, t);
 	return t;
 }
-/*
- * The executable segment that executable mapping @m maps: the one whose
- * file bytes it holds. Not the one the mapping starts in: the kernel maps whole
- * pages, and a linker such as lld (rustc's since 1.90) starts a segment
- * mid-page, right after the one before, at a file offset past pgoff.
- */
+/* The executable segment that executable mapping @m maps. */
 static const struct elf_segment *segment_of(const struct table *t, const struct syms_mapping *m)
 {
-	for (size_t i = 0; i < t->nsegs; i++) {
-		const struct elf_segment *g = &t->segs[i];
-
-		if (g->exec && g->offset < m->pgoff + (m->end - m->start) &&
-		    m->pgoff < g->offset + g->filesz)
-			return g;
-	}
-	return NULL;
+	return elf_segment__mapped(t->segs, t->nsegs, m->pgoff, m->end - m->start);
 }
 
 /*
