@@ -138,8 +138,8 @@ static __always_inline struct unwind_row *unwind_find_row(__u32 first, __u32 n, 
 
 	if (!n || hi < first)
 		return NULL;
-	/* 2^24 rows per binary at most: 24 halvings. */
-	for (int i = 0; i < 24; i++) {
+	/* UNWIND_MAX_BINARY_ROWS per binary at most: user space refuses more. */
+	for (int i = 0; i < UNWIND_ROW_SEARCH_STEPS; i++) {
 		__u32 mid;
 
 		if (hi - lo <= 1)

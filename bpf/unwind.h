@@ -6,6 +6,10 @@
 /* Executable mappings of one process the unwinder knows; more are unwound by frame pointers. */
 #define UNWIND_MAX_MAPPINGS 256
 
+/* One binary's rows, at most: the BPF side finds a row in so many halvings. */
+#define UNWIND_ROW_SEARCH_STEPS 24
+#define UNWIND_MAX_BINARY_ROWS (1u << UNWIND_ROW_SEARCH_STEPS)
+
 /* How a row finds the canonical frame address (CFA), the caller's stack pointer. */
 enum unwind_cfa {
 	UNWIND_NONE = 0,	/* no call-frame information here: frame pointers */

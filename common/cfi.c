@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cfi.h"
+#include "elffile.h"
 #include "gopclntab.h"
 
 /* The DWARF registers the unwinder follows, and where a return address is by default. */
@@ -230,7 +231,7 @@ static int eh_frame_fdes(Elf *elf, struct fde **out, size_t *nout)
 	Dwarf_Off off = 0, next;
 	struct fde *f = NULL;
 
-	if (!d || !d->d_buf || !ident || (sh.sh_flags & SHF_COMPRESSED))
+	if (!d || !d->d_buf || !ident)
 		return -ENOENT;
 	for (;;) {
 		Dwarf_CFI_Entry e;
@@ -268,18 +269,33 @@ static int eh_frame_fdes(Elf *elf, struct fde **out, size_t *nout)
 	return 0;
 }
 
+/*
+ * .debug_frame, inflated if compressed (Debian's debug files are), where
+ * libdw may read the file's debug sections: it reads them all, whole.
+ */
+static Elf_Scn *debug_frame(Elf *elf, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = section(elf, ".debug_frame", sh);
+
+	if (!scn || !elffile__debug_bounded(elf, CFI_MAX_SECTION, NULL))
+		return NULL;
+	if ((sh->sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		return NULL;
+	return scn;
+}
+
 /* .debug_frame's FDEs, whose first words are their absolute address and length. */
 static int debug_frame_fdes(Elf *elf, struct fde **out, size_t *nout)
 {
 	GElf_Shdr sh;
-	Elf_Scn *scn = section(elf, ".debug_frame", &sh);
+	Elf_Scn *scn = debug_frame(elf, &sh);
 	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
 	Dwarf_Off off = 0, next;
 	size_t n = 0, cap = 0;
 	struct fde *f = NULL;
 
-	if (!d || !d->d_buf || !ident || (sh.sh_flags & SHF_COMPRESSED))
+	if (!d || !d->d_buf || !ident)
 		return -ENOENT;
 	for (;;) {
 		Dwarf_CFI_Entry e;
@@ -579,9 +595,16 @@ int cfi__build(Elf *elf, Elf *debug, size_t max_rows, struct cfi_table *t)
 	}
 	if (!err) {
 		cfi = dwarf_getcfi_elf(elf);
-	} else if (debug && !debug_frame_fdes(debug, &fdes, &n)) {
-		/* Stripped of .eh_frame (built without unwind tables): the debug file's. */
-		dw = dwarf_begin_elf(debug, DWARF_C_READ, NULL);
+	} else {
+		/*
+		 * Built without unwind tables (-fno-asynchronous-unwind-tables:
+		 * musl, some embedded and hand-tuned code): its own .debug_frame,
+		 * where -g left one, else its debug file's.
+		 */
+		Elf *df = !debug_frame_fdes(elf, &fdes, &n) ? elf :
+			  debug && !debug_frame_fdes(debug, &fdes, &n) ? debug : NULL;
+
+		dw = df ? dwarf_begin_elf(df, DWARF_C_READ, NULL) : NULL;
 		cfi = dw ? dwarf_getcfi(dw) : NULL;
 	}
 	if (!cfi) {

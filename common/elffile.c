@@ -497,3 +497,39 @@ int elffile__plt_symbols(Elf *elf, struct symtab *t)
 	}
 	return added;
 }
+
+bool elffile__debug_bounded(Elf *elf, uint64_t max, uint64_t *bytes)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		uint64_t size;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || (strncmp(name, ".debug_", 7) && strncmp(name, ".zdebug_", 8)))
+			continue;
+		/* .zdebug_ (GNU's old compression) says its size only once inflated. */
+		if (name[1] == 'z')
+			return false;
+		size = sh.sh_size;
+		if (sh.sh_flags & SHF_COMPRESSED) {
+			GElf_Chdr ch;
+
+			if (!gelf_getchdr(scn, &ch))
+				return false;
+			size = ch.ch_size;
+		}
+		if (size > max)
+			return false;
+		if (bytes)
+			*bytes += size;
+	}
+	return true;
+}

@@ -34,6 +34,15 @@ int elffile__memory(void *buf, size_t len, Elf **elf);
 int elffile__segments(Elf *elf, struct elf_segment **segs, size_t *n);
 
 /*
+ * Are its debug sections (.debug_*) each at most @max bytes, once inflated
+ * where compressed? libdw reads, and inflates, every one of them whole when
+ * it opens a file. Their total is added to *@bytes (NULL: not wanted). A
+ * .zdebug_ section (GNU's old compression) says its size only once
+ * inflated: false.
+ */
+bool elffile__debug_bounded(Elf *elf, uint64_t max, uint64_t *bytes);
+
+/*
  * The executable segment of @segs whose file bytes an executable mapping
  * of @len bytes at file offset @pgoff holds, or NULL. Not the one at the
  * mapping's first byte: the kernel maps whole pages, and a linker such as

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "demangle.h"
 #include "elffile.h"
 #include "inlines.h"
 #include "procfile.h"
@@ -42,47 +43,11 @@ struct inlines {
 	size_t nunits, units_cap;
 	uint64_t section_bytes;	/* its debug sections', which libdw reads whole */
 	uint64_t unit_bytes;	/* what its units' inlined calls take */
+	bool demangle;		/* C++ and Rust names by their linkage names, demangled */
+	char **demangled;	/* those names, made as chains first needed them */
+	size_t ndemangled, demangled_cap;
 };
 
-/*
- * Are its debug sections all of a size libdw may read whole? Their total
- * to *@bytes (NULL: not wanted): what libdw holds of them, at most.
- */
-static bool bounded(Elf *elf, uint64_t *bytes)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-		uint64_t size;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
-			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!name || (strncmp(name, ".debug_", 7) && strncmp(name, ".zdebug_", 8)))
-			continue;
-		/* .zdebug_ (GNU's old compression) says its size only once inflated. */
-		if (name[1] == 'z')
-			return false;
-		size = sh.sh_size;
-		if (sh.sh_flags & SHF_COMPRESSED) {
-			GElf_Chdr ch;
-
-			if (!gelf_getchdr(scn, &ch))
-				return false;
-			size = ch.ch_size;
-		}
-		if (size > INLINES_MAX_SECTION)
-			return false;
-		if (bytes)
-			*bytes += size;
-	}
-	return true;
-}
 
 /*
  * Its .gnu_debugaltlink (dwz's file of the DWARF several debug files
@@ -132,7 +97,7 @@ static int open_alt(struct inlines *in, int rootfd)
 			close(root);
 	}
 	if (in->alt_fd < 0 || elffile__begin(in->alt_fd, &in->alt_elf) ||
-	    !bounded(in->alt_elf, &in->section_bytes))
+	    !elffile__debug_bounded(in->alt_elf, INLINES_MAX_SECTION, &in->section_bytes))
 		return -ENOENT;
 	len = elffile__build_id(in->alt_elf, id, sizeof(id));
 	if (len <= 0 || (size_t)len != idlen || memcmp(id, want, idlen))
@@ -163,7 +128,7 @@ static bool has_split_units(Dwarf *dw)
 	return false;
 }
 
-struct inlines *inlines__open(int fd, int rootfd)
+struct inlines *inlines__open(int fd, int rootfd, bool demangle)
 {
 	struct inlines *in = calloc(1, sizeof(*in));
 
@@ -171,9 +136,11 @@ struct inlines *inlines__open(int fd, int rootfd)
 		goto fail;
 	in->fd = fd;
 	in->alt_fd = -1;
+	in->demangle = demangle;
 	if (elffile__begin(fd, &in->elf))
 		goto fail;
-	if (!elffile__has_section(in->elf, ".debug_info") || !bounded(in->elf, &in->section_bytes) ||
+	if (!elffile__has_section(in->elf, ".debug_info") ||
+	    !elffile__debug_bounded(in->elf, INLINES_MAX_SECTION, &in->section_bytes) ||
 	    elffile__has_section(in->elf, ".debug_sup"))
 		goto fail;
 	in->dw = dwarf_begin_elf(in->elf, DWARF_C_READ, NULL);
@@ -191,15 +158,18 @@ fail:
 	return NULL;
 }
 
-/* The name of the function a DW_TAG_inlined_subroutine is an instance of. */
-static const char *origin_name(Dwarf_Die *die)
+/*
+ * The name, or linkage name (@attr), of the function a
+ * DW_TAG_inlined_subroutine is an instance of: following
+ * DW_AT_abstract_origin (and DW_AT_specification) to it.
+ */
+static const char *origin_name(Dwarf_Die *die, int attr)
 {
-	Dwarf_Attribute attr;
+	Dwarf_Attribute a;
 
-	/* Follows DW_AT_abstract_origin (and DW_AT_specification) to the name. */
-	if (!dwarf_attr_integrate(die, DW_AT_name, &attr))
+	if (!dwarf_attr_integrate(die, attr, &a))
 		return NULL;
-	return dwarf_formstring(&attr);
+	return dwarf_formstring(&a);
 }
 
 /*
@@ -210,6 +180,7 @@ static const char *origin_name(Dwarf_Die *die)
  */
 struct inl_die {
 	const char *name;
+	const char *linkage;	/* C++'s and Rust's mangled name, if any: demangled when needed */
 	int32_t parent;		/* the enclosing inlined call, -1 if none */
 	uint32_t first, n;	/* its pieces, in struct unit's by_die */
 };
@@ -259,7 +230,8 @@ static int add_die(struct unit *u, size_t *cap, Dwarf_Die *die, int32_t parent, 
 {
 	Dwarf_Addr base, lo, hi;
 	ptrdiff_t off = 0;
-	const char *name = origin_name(die);
+	const char *name = origin_name(die, DW_AT_name);
+	const char *linkage = origin_name(die, DW_AT_linkage_name);
 
 	if (u->ndies == *cap) {
 		size_t n = *cap ? *cap * 2 : 64;
@@ -270,7 +242,9 @@ static int add_die(struct unit *u, size_t *cap, Dwarf_Die *die, int32_t parent, 
 		u->dies = t;
 		*cap = n;
 	}
-	u->dies[u->ndies] = (struct inl_die){ name ? name : "[unknown]", parent, u->npieces, 0 };
+	u->dies[u->ndies] = (struct inl_die){ name ? name : "[unknown]",
+					      linkage && demangle__candidate(linkage) ? linkage : NULL,
+					      parent, u->npieces, 0 };
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (lo >= hi)
 			continue;
@@ -384,7 +358,40 @@ static bool die_holds(const struct unit *u, uint32_t die, uint64_t vaddr)
  * innermost call holding it or of one inlined in that (ranges nest), so
  * the chain is among that piece's call and its parents.
  */
-static int unit_find(const struct unit *u, uint64_t vaddr, const char **out)
+/*
+ * DIE @d's name as its language writes it: "cheese::Affineur::ripen(int)",
+ * as the function is named where it is not inlined, rather than DW_AT_name's
+ * "ripen". Its linkage name demangled the first time a chain needs it, and
+ * kept; DW_AT_name where that fails.
+ */
+static const char *die_name(struct inlines *in, struct inl_die *d)
+{
+	char *name;
+
+	if (!in->demangle || !d->linkage)
+		return d->name;
+	name = demangle(d->linkage);
+	d->linkage = NULL;
+	if (!name)
+		return d->name;
+	if (in->ndemangled == in->demangled_cap) {
+		size_t cap = in->demangled_cap ? in->demangled_cap * 2 : 64;
+		char **t = realloc(in->demangled, cap * sizeof(*t));
+
+		if (!t) {
+			free(name);
+			return d->name;
+		}
+		in->demangled = t;
+		in->demangled_cap = cap;
+	}
+	in->demangled[in->ndemangled++] = name;
+	in->unit_bytes += strlen(name) + 1 + sizeof(name);
+	d->name = name;
+	return name;
+}
+
+static int unit_find(struct inlines *in, const struct unit *u, uint64_t vaddr, const char **out)
 {
 	size_t lo = 0, hi = u->npieces;
 	int k = 0;
@@ -403,7 +410,7 @@ static int unit_find(const struct unit *u, uint64_t vaddr, const char **out)
 	for (int32_t d = u->pieces[lo - 1].die; d >= 0 && k < INLINES_MAX_DEPTH;
 	     d = u->dies[d].parent < d ? u->dies[d].parent : -1)
 		if (die_holds(u, d, vaddr))
-			out[k++] = u->dies[d].name;
+			out[k++] = die_name(in, &u->dies[d]);
 	return k;
 }
 
@@ -452,7 +459,7 @@ static int lookup(struct inlines *in, uint64_t vaddr, const char **out)
 
 	if (!dwarf_addrdie(in->dw, vaddr, &cu) || !(u = unit_get(in, &cu)))
 		return 0;
-	return unit_find(u, vaddr, out);
+	return unit_find(in, u, vaddr, out);
 }
 
 static size_t slot_of(uint64_t vaddr, size_t cap)
@@ -558,5 +565,8 @@ void inlines__free(struct inlines *in)
 	free(in->units);
 	free(in->slots);
 	free(in->names);
+	for (size_t i = 0; i < in->ndemangled; i++)
+		free(in->demangled[i]);
+	free(in->demangled);
 	free(in);
 }

@@ -3,6 +3,7 @@
 #ifndef BPFSCOPE_INLINES_H
 #define BPFSCOPE_INLINES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct inlines;
@@ -16,8 +17,10 @@ struct inlines;
  * needs a file it does not open here (split DWARF's .dwo, DWARF 5's
  * supplementary file). A dwz alt file (.gnu_debugaltlink) is opened inside
  * @rootfd (the root of the process that maps the binary; -1: ours).
+ * With @demangle, a C++ or Rust function is named by its linkage name,
+ * demangled, as where it is not inlined.
  */
-struct inlines *inlines__open(int fd, int rootfd);
+struct inlines *inlines__open(int fd, int rootfd, bool demangle);
 
 /*
  * The functions inlined at @vaddr (the ELF's virtual address), innermost

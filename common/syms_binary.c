@@ -59,7 +59,7 @@ static void open_inlines(struct syms *s, struct binary *b, int fd)
 	copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (copy < 0)
 		return;
-	b->inlines = inlines__open(copy, b->root ? b->root->fd : -1);
+	b->inlines = inlines__open(copy, b->root ? b->root->fd : -1, !s->raw_names);
 	s->open_fds += !!b->inlines;
 }
 

@@ -27,6 +27,7 @@ struct table {
 	struct elf_segment *segs;
 	size_t nsegs;
 	const struct runtime_binary *runtime;	/* the interpreter it holds, if any */
+	bool core;		/* the C library, the loader or the vDSO */
 };
 
 struct losses {
@@ -37,6 +38,7 @@ struct losses {
 	unsigned long long mappings;	/* mappings past UNWIND_MAX_MAPPINGS */
 	unsigned long long runtimes;	/* processes running an interpreter, no room for it */
 	unsigned long long complex;	/* binaries whose CFI would cost too much to read */
+	unsigned long long too_many;	/* binaries with more rows than one may have */
 };
 
 struct unwinder {
@@ -141,6 +143,13 @@ static void on_binary_rows(struct unwinder *u, struct table *t, const char *path
 		go = !err;
 	}
 
+	if (!err && c.n > UNWIND_MAX_BINARY_ROWS) {
+		u->lost.too_many++;
+		pr_debug("%s: %zu unwind rows, more than one binary may have (%u): frame pointers",
+			 path, c.n, UNWIND_MAX_BINARY_ROWS);
+		cfi__free(&c);
+		return;
+	}
 	if (err == -E2BIG) {
 		u->lost.no_room++;
 		pr_debug("%s: its unwind rows do not fit (raise --unwind-memory)", path);
@@ -211,6 +220,23 @@ static void enter_file(struct unwinder *u, const struct syms_binary *b, const st
 	}
 }
 
+/*
+ * Is @path the C library, the loader or the vDSO, which nearly every stack
+ * passes through (its root, _start; a thread's start; a signal's return)?
+ */
+static bool core_binary(const char *path)
+{
+	static const char *const names[] = { "libc.so", "ld-linux", "ld-musl", "libc.musl",
+					     "libpthread.so", "[vdso]" };
+	const char *base = path ? strrchr(path, '/') : NULL;
+
+	base = base ? base + 1 : path;
+	for (size_t i = 0; base && i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strncmp(base, names[i], strlen(names[i])))
+			return true;
+	return false;
+}
+
 /* A binary seen for the first time: its rows, and its entries in the build-id and files maps. */
 static void *on_binary(void *ctx, const struct syms_binary *b, Elf *elf, Elf *debug)
 {
@@ -223,6 +249,7 @@ static void *on_binary(void *ctx, const struct syms_binary *b, Elf *elf, Elf *de
 	u->tables = t;
 	t->id = b->id <= UNWIND_FILE_ID_MASK ? b->id : UNWIND_NO_FILE;
 	t->runtime = t->id != UNWIND_NO_FILE ? b->runtime : NULL;
+	t->core = core_binary(b->path);
 	u->binaries++;
 	if (elffile__segments(elf, &t->segs, &t->nsegs))
 		return t;
@@ -343,28 +370,56 @@ static bool forget_exited(struct unwinder *u)
 	return dropped;
 }
 
+/*
+ * Which of a process's @n executable mappings get an entry, when there are
+ * more than UNWIND_MAX_MAPPINGS (JIT code, mapped a page at a time): those
+ * of the C library, the loader and the vDSO first, then those with CFI,
+ * then the rest, lowest first. Mapped first, those three are the highest
+ * addresses, which a cut in address order dropped. Marks @keep; how many
+ * are left out.
+ */
+static size_t choose_mappings(const struct syms_mapping *m, size_t n, bool *keep)
+{
+	size_t room = UNWIND_MAX_MAPPINGS;
+
+	for (int pass = 0; pass < 3; pass++) {
+		for (size_t i = 0; i < n && room; i++) {
+			const struct table *t = m[i].binary;
+
+			if (keep[i] || (pass == 0 && !(t && t->core)) || (pass == 1 && !(t && t->n)))
+				continue;
+			keep[i] = true;
+			room--;
+		}
+	}
+	return n - (UNWIND_MAX_MAPPINGS - room);
+}
+
 static void on_process(void *ctx, const struct proc_key *k, const struct syms_mapping *m,
 		       size_t n)
 {
 	struct unwinder *u = ctx;
 	struct unwind_proc *p = calloc(1, sizeof(*p));
+	bool *keep = n > UNWIND_MAX_MAPPINGS ? calloc(n, sizeof(*keep)) : NULL;
 	__u64 bias = 0;
 	const struct table *rt = runtime_of(m, n, &bias);
 	size_t cfi = 0;
 	__u32 tgid = k->tgid;
 
-	if (!p)
+	if (!p || (n > UNWIND_MAX_MAPPINGS && !keep)) {
+		free(p);
 		return;
+	}
+	if (keep)
+		u->lost.mappings += choose_mappings(m, n, keep);
 	p->exec_id = k->start_ns ? k->exec_id : UNWIND_EXEC_ANY;
 	p->start_ns = k->start_ns;
 	for (size_t i = 0; i < n; i++) {
 		const struct table *t = m[i].binary;
 		struct unwind_mapping *um;
 
-		if (p->nmaps == UNWIND_MAX_MAPPINGS) {
-			u->lost.mappings += n - i;
-			break;
-		}
+		if (keep && !keep[i])
+			continue;
 		um = &p->maps[p->nmaps++];
 		um->start = m[i].start;
 		um->end = m[i].end;
@@ -387,6 +442,7 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 		u->processes++;
 		pr_debug("pid %u: CFI for %zu of %zu executable mappings", tgid, cfi, n);
 	}
+	free(keep);
 	free(p);
 	on_process_runtime(u, tgid, rt, bias);
 }
@@ -488,8 +544,14 @@ void unwinder__warn_losses(const struct unwinder *u, const struct unwind_counts 
 	if (c->py_unknown)
 		pr_warn("%llu Python frames are [unknown python]: their code object could not be "
 			"read where the stack was taken", (unsigned long long)c->py_unknown);
+	if (u->lost.too_many)
+		pr_warn("%llu binaries have more unwind rows than the walk can search (%u): their "
+			"frames were walked by frame pointers", u->lost.too_many,
+			UNWIND_MAX_BINARY_ROWS);
 	if (u->lost.mappings)
-		pr_warn("%llu executable mappings past the first %d of a process: walked by frame "
+		pr_warn("%llu executable mappings left out of processes with more than %d (the C "
+			"library's, the loader's, the vDSO's and those with CFI kept): their code "
+			"was placed by the kernel's mapping at each frame, or walked by frame "
 			"pointers", u->lost.mappings, UNWIND_MAX_MAPPINGS);
 }
 

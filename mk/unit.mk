@@ -90,6 +90,20 @@ $(OUTPUT)/tests/nofp: tests/nofp/nofp.c $(NOFP_OBJS) $(OUTPUT)/tests/libnofplib.
 	$(Q)$(CC) $(NOFP_CFLAGS) -pthread $< $(NOFP_OBJS) -L$(OUTPUT)/tests -lnofplib -Wl,-rpath,'$$ORIGIN' -o $@
 
 check workloads: $(OUTPUT)/tests/libswaplib.so
+
+# The library with its CFI only in its own .debug_frame, as code built
+# without unwind tables but with -g has it: as is, and compressed.
+NOFP_DFRAME := -O2 -fomit-frame-pointer -Wall -g -fno-asynchronous-unwind-tables -fno-unwind-tables
+
+$(OUTPUT)/tests/libdframe.so: tests/nofp/nofplib.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(NOFP_DFRAME) -fPIC -shared $< -o $@
+
+$(OUTPUT)/tests/libdframez.so: tests/nofp/nofplib.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(NOFP_DFRAME) -gz=zlib -fPIC -shared $< -o $@
+
+check workloads: $(OUTPUT)/tests/libdframe.so $(OUTPUT)/tests/libdframez.so
 endif
 
 check workloads: $(OUTPUT)/tests/nofp

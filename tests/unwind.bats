@@ -314,6 +314,38 @@ while time.time() < end:
 	share "$T/folded" nofp_leaf "$CHAIN"
 }
 
+@test "unwind: a library whose CFI is only in its own .debug_frame, compressed or not" {
+	require_bpf
+	for lib in libdframe.so libdframez.so; do
+		# No index of .eh_frame's descriptions, which has none: .debug_frame's only.
+		readelf -SW "$WL/$lib" > "$T/sections"
+		! grep -q ' .eh_frame_hdr ' "$T/sections"
+		grep ' .debug_frame ' "$T/sections" > "$T/dframe" || fail "$lib: no .debug_frame"
+		[ $lib = libdframe.so ] || grep -q ' C ' "$T/dframe" || fail "$lib: not compressed: $(cat "$T/dframe")"
+		start "$NOFP" dlopen "$WL/$lib" 5
+		"$BIN/profile" -p "$WPID" -F 199 -f 4 > "$T/folded" 2>/dev/null
+		grep -q '^loaded' "$T/work"
+		share "$T/folded" nofplib_leaf "main;nofp_dlopened;nofplib_outer;nofplib_inner"
+		stop_bg "$WPID"
+	done
+}
+
+@test "unwind: a process with more executable mappings than the map holds keeps libc's, the loader's and the vDSO's" {
+	require_bpf
+	start "$NOFP" maps 400 8
+	wait_for_line "$T/work" '^mapped 400'
+	"$BIN/profile" -v -p "$WPID" -F 199 -f 3 > "$T/folded" 2> "$T/err"
+	# The program's, its library's, the C library's, the loader's and the
+	# vDSO's mappings kept, with their CFI; of the 400 pages mapped below the
+	# libraries, after them, what room was left. (A cut in address order
+	# kept the program's and 255 pages.)
+	n=$(sed -n "s/.*pid $WPID: CFI for \([0-9]*\) of [0-9]* executable mappings/\1/p" "$T/err" | tail -n 1)
+	[ "${n:-0}" -ge 5 ] || fail "CFI for ${n:-no} mappings: $(cat "$T/err")"
+	share "$T/folded" nofp_leaf "_start;__libc_start_main;__libc_start_call_main;$CHAIN"
+	grep -qE "^profile: [0-9]+ executable mappings left out of processes with more than 256 " "$T/err" ||
+		fail "not said: $(cat "$T/err")"
+}
+
 @test "unwind: a library dlclose()d and another loaded at its address are told apart" {
 	require_bpf
 	cp "$WL/libnofplib.so" "$T/liba.so"

@@ -35,6 +35,9 @@
  *                                nofp_nocfi_leaf spins
  *        nofp plt SECONDS     -- nofp_plt_loop calls libnofplib's nofplib_tick
  *                                through the PLT, over and over
+ *        nofp maps N SECONDS  -- maps N executable pages apart (N mappings,
+ *                                below the libraries, as JIT code is), then
+ *                                spins as nofp spin
  * Prints "pid PID" first.
  */
 #include <dlfcn.h>
@@ -43,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -250,7 +254,21 @@ int main(int argc, char **argv)
 
 	printf("pid %d\n", getpid());
 	fflush(stdout);
-	if (!strcmp(mode, "spin")) {
+	if (!strcmp(mode, "maps") && argc == 4) {
+		long page = sysconf(_SC_PAGESIZE), n = atol(argv[2]);
+		/* A page apart: neighbours with the same rights would be one mapping. */
+		char *area = mmap(NULL, 2 * n * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (area == MAP_FAILED)
+			return 1;
+		for (long i = 0; i < n; i++)
+			if (mmap(area + 2 * i * page, page, PROT_READ | PROT_EXEC,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+				return 1;
+		printf("mapped %ld\n", n);
+		fflush(stdout);
+		nofp_level1(now() + atof(argv[3]));
+	} else if (!strcmp(mode, "spin")) {
 		nofp_level1(now() + secs);
 	} else if (!strcmp(mode, "inline")) {
 		nofp_inline_host(now() + secs);
