@@ -2,9 +2,11 @@
 /*
  * A C++ program whose names the demangler must read: a namespace, a
  * class's method, a template, an anonymous namespace and a clone. Built
- * -O2 without frame pointers, as a distribution builds.
+ * -O2 -g without frame pointers, as a distribution builds (its debug
+ * information, which names the inlined call, is in a package beside it).
  * usage: cheese-cxx SECONDS -- prints "pid PID", then spins in
- *        cheese::Affineur::ripen(int), called from
+ *        cheese::Affineur::ripen(int) and cheese::Affineur::turn(int),
+ *        inlined into it, called from
  *        cheese::Cave<3>::age(std::vector<int> const&)
  */
 #include <cstdio>
@@ -28,12 +30,19 @@ namespace cheese {
 struct Affineur {
 	int days;
 	__attribute__((noinline)) int ripen(int turns);
+	__attribute__((always_inline)) inline void turn(int i);
 };
+
+/* Inlined into ripen: named from the DWARF, as C++ writes it. */
+void Affineur::turn(int i)
+{
+	sink = sink + days + (i & 1);
+}
 
 int Affineur::ripen(int turns)
 {
 	for (int i = 0; i < turns; i++)
-		sink = sink + days;
+		turn(i);
 	return (int)sink;
 }
 
