@@ -599,9 +599,12 @@ int cfi__build(Elf *elf, Elf *debug, size_t max_rows, struct cfi_table *t)
 		/*
 		 * Built without unwind tables (-fno-asynchronous-unwind-tables:
 		 * musl, some embedded and hand-tuned code): its own .debug_frame,
-		 * where -g left one, else its debug file's.
+		 * where -g left one, else its debug file's. Not a Go binary's
+		 * own: Go's pclntab (cfi__build_go()) says more, its assembly
+		 * stack switches (mcall, clone) included.
 		 */
-		Elf *df = !debug_frame_fdes(elf, &fdes, &n) ? elf :
+		bool go = section(elf, ".gopclntab", &(GElf_Shdr){});
+		Elf *df = !go && !debug_frame_fdes(elf, &fdes, &n) ? elf :
 			  debug && !debug_frame_fdes(debug, &fdes, &n) ? debug : NULL;
 
 		dw = df ? dwarf_begin_elf(df, DWARF_C_READ, NULL) : NULL;
