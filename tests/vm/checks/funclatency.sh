@@ -33,18 +33,26 @@ fl_lacking() {
 	result funclatency "$1" n/a "$(grep -E '^funclatency: kernel (refuses fentry|has no kprobe)' "$fl_err" | head -n 1)"
 }
 
-# fl_check_sleep METHOD ARGS...: do_nanosleep, 50 calls, timed as 1 and 10 ms.
+# fl_check_sleep METHOD ARGS...: do_nanosleep, 50 calls, 20 of them at
+# least 10 ms, all of them no longer than the workload measured. Not "in
+# the 8 -> 15 row": a guest the host starves (the matrix runs beside the
+# suite, at idle priority) oversleeps, by its own clock too (16 of 20 there,
+# the rest in 16 -> 63).
 fl_check_sleep() {
 	method=$1
 	shift
 	fl_run -m "$@" do_nanosleep
 	fl_lacking "$method" && return
 	total=$(fl_total "$fl_out")
-	# 20 sleeps of 10 ms land in the 8 -> 15 row, 30 of 1 ms in 1 -> 1.
-	ten=$(awk '/^ *8 -> 15 *:/ { print $5 }' "$fl_out")
+	# The 30 sleeps of 1 ms, and no more, may be under 8 ms; each rounds
+	# down to whole ms, so the total is at least 20 * 10 + 30 * 1.
+	low=$(awk '/^ +[0-9]+ -> [0-9]+ +:/ && $3 < 8 { n += $5 } END { print n + 0 }' "$fl_out")
+	ms=$(sed -n 's/^avg = .*, total: \([0-9]*\) msecs.*/\1/p' "$fl_out")
+	slept=$(awk '$1 == "slept" { print int($2 / 1000) }' "$SCRATCH/funclatency.work")
 	left=$(fl_leftover)
-	detail="rc=$fl_rc calls=$total 10ms-row=${ten:-0} $(tail -n 2 "$fl_err")"
-	if [ "$fl_rc" = 0 ] && [ "$total" = 50 ] && [ "${ten:-0}" -ge 18 ] && [ -z "$left" ]; then
+	detail="rc=$fl_rc calls=$total under-8ms=$low ${ms:-?} ms of the ${slept:-?} ms measured $(tail -n 2 "$fl_err")"
+	if [ "$fl_rc" = 0 ] && [ "$total" = 50 ] && [ "$low" -le 30 ] && [ -n "$ms" ] &&
+	   [ -n "$slept" ] && [ "$ms" -ge 230 ] && [ "$ms" -le $((slept + 1)) ] && [ -z "$left" ]; then
 		result funclatency "$method" pass "$detail"
 	else
 		result funclatency "$method" fail "$detail left=[$left] $(cat "$fl_out")"
