@@ -142,15 +142,18 @@ multiline_sum() {
 	# vCPU's timers, so that neither this tool nor perf record -C 1 gets a
 	# single sample of it (seen on this VM's CPU 1, never on CPU 0), and
 	# the whole machine's idle time, half of it on CPU 1, once left 23
-	# samples where 24 were asked for.
-	for try in 1 2 3; do
+	# samples where 24 were asked for. Runs of 2 s, up to 15, until their
+	# idle time is worth 10 samples: CI's emulators, at idle priority, run
+	# where the machine would idle, and once left CPU 0 none for 6 s.
+	n=0 ticks=0
+	for try in $(seq 15); do
 		idle0=$(awk '/^cpu0 / { print $5; exit }' /proc/stat)
 		"$BIN/profile" -I -C 0 -F 49 -f 2 > "$T/out" 2>/dev/null
 		idle1=$(awk '/^cpu0 / { print $5; exit }' /proc/stat)
-		n=$(sum_matching '^swapper/0;')
-		expected=$(( (idle1 - idle0) * 49 / $(getconf CLK_TCK) ))
+		n=$((n + $(sum_matching '^swapper/0;')))
+		ticks=$((ticks + idle1 - idle0))
+		expected=$((ticks * 49 / $(getconf CLK_TCK)))
 		echo "idle samples $n, idle time worth $expected"
-		# Some idle time to sample: another run if CPU 0 had none.
 		[ "$expected" -lt 10 ] || break
 	done
 	[ "$expected" -ge 10 ]
