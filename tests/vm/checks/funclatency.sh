@@ -43,6 +43,16 @@ fl_check_sleep() {
 	shift
 	fl_run -m "$@" do_nanosleep
 	fl_lacking "$method" && return
+	again=
+	# 5.10's kretprobes, in the emulated guest, now and then report none of
+	# a run's returns (README, Known issues), which the tool says: its calls
+	# are left untimed, "nested deeper" than -l. Said, that run is done once
+	# more, and the cell says so; unsaid, or twice, it fails.
+	if [ "$(fl_total "$fl_out")" = 0 ] && grep -q 'calls nested deeper than' "$fl_err" &&
+	   case $(uname -r) in 5.10.*) true ;; *) false ;; esac; then
+		again="(a first run's returns all unreported: $(grep 'calls nested deeper' "$fl_err")) "
+		fl_run -m "$@" do_nanosleep
+	fi
 	total=$(fl_total "$fl_out")
 	# The 30 sleeps of 1 ms, and no more, may be under 8 ms; each rounds
 	# down to whole ms, so the total is at least 20 * 10 + 30 * 1.
@@ -50,7 +60,7 @@ fl_check_sleep() {
 	ms=$(sed -n 's/^avg = .*, total: \([0-9]*\) msecs.*/\1/p' "$fl_out")
 	slept=$(awk '$1 == "slept" { print int($2 / 1000) }' "$SCRATCH/funclatency.work")
 	left=$(fl_leftover)
-	detail="rc=$fl_rc calls=$total under-8ms=$low ${ms:-?} ms of the ${slept:-?} ms measured $(tail -n 2 "$fl_err")"
+	detail="${again}rc=$fl_rc calls=$total under-8ms=$low ${ms:-?} ms of the ${slept:-?} ms measured $(tail -n 2 "$fl_err")"
 	if [ "$fl_rc" = 0 ] && [ "$total" = 50 ] && [ "$low" -le 30 ] && [ -n "$ms" ] &&
 	   [ -n "$slept" ] && [ "$ms" -ge 230 ] && [ "$ms" -le $((slept + 1)) ] && [ -z "$left" ]; then
 		result funclatency "$method" pass "$detail"
