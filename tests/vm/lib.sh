@@ -32,6 +32,24 @@ vm_samples() {
 	awk -v re="$2" '$0 ~ re { n += $NF } END { print n + 0 }' "$1"
 }
 
+# vm_settled ERR: waits until a stack tool's -v output in ERR has named no
+# new binary's unwind rows for half a second (20 s at most). System-wide, a
+# tool reads every running binary's call-frame information at its start,
+# in the thread that also reads new processes' maps at their exec: on a
+# host running the matrix's guests, qemu's 229,000 rows take about half a
+# second, and processes that start and end meanwhile are not read (README,
+# Known issues). Checks of short-lived processes start them once it is done.
+vm_settled() {
+	_n=-1 _i=0
+	while [ $_i -lt 40 ]; do
+		_now=$(grep -cE ': [0-9]+ unwind rows for|: no call-frame information|: its unwind rows do not fit|: its call-frame information is too costly' "$1")
+		[ "$_now" = "$_n" ] && return 0
+		_n=$_now
+		sleep 0.5
+		_i=$((_i + 1))
+	done
+}
+
 # vm_attach OUT ERR TOOL [ARGS...]: starts $BIN/TOOL ARGS in the background
 # (vm_tpid), output to OUT and ERR, and returns once it says "Tracing" (on
 # either stream), and on 6.1 and 5.10 once a second has passed: a 6.1 guest

@@ -158,7 +158,8 @@ else
 fi
 
 # Short-lived: 60 processes, each blocked 3 times 1 ms, gone before the report.
-if vm_attach "$SCRATCH/uw.out" "$SCRATCH/uw.err" offcputime -U -f; then
+if vm_attach "$SCRATCH/uw.out" "$SCRATCH/uw.err" offcputime -v -U -f; then
+	vm_settled "$SCRATCH/uw.err"
 	i=0
 	while [ $i -lt 60 ]; do
 		"$WL/nofp" nap 3 1 > /dev/null
