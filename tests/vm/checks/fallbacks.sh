@@ -68,10 +68,14 @@ fi
 # offcputime.sh counts them; the legacy object, and raw_tp with a hash by
 # thread id, before 5.17 and 5.12.
 vm_trace fbo "$WL/offcpu sleep 10 20" offcputime -v -f
-us=$(awk '/;offcpu_sleeper;.*do_nanosleep/ { n += $NF } END { print n + 0 }' "$SCRATCH/fbo.out")
+# All of its time off the CPU, as the workload's clocks count it: its
+# sleeps, and any preemption in it (a starved guest's), which the stacks
+# through do_nanosleep leave out (CI: 559 of 692 ms on 6.1).
+us=$(awk '/;offcpu_sleeper(;| )/ { n += $NF } END { print n + 0 }' "$SCRATCH/fbo.out")
+ns=$(awk '/;offcpu_sleeper;.*do_nanosleep/ { n += $NF } END { print n + 0 }' "$SCRATCH/fbo.out")
 short=$(( $(vm_unseen "$SCRATCH/fbo.err") * 20000 ))
 ok=0
-[ "${vm_rc:-1}" = 0 ] && [ -z "$(vm_leftover offcputime)" ] &&
+[ "${vm_rc:-1}" = 0 ] && [ -z "$(vm_leftover offcputime)" ] && [ "$ns" -gt 0 ] &&
 	vm_blocked "$us" "$SCRATCH/fbo.work" "$short" && ok=1
 detail="rc=${vm_rc:-} offcpu_sleeper: $us us of $(awk '/^done/ { print $2 " (" $3 " wall)" }' "$SCRATCH/fbo.work") slept, $(grep -o 'with raw_tp ([^)]*)\|with tp_btf' "$SCRATCH/fbo.err" | head -n 1)"
 [ $ok = 1 ] || detail="$detail $(grep -v libbpf "$SCRATCH/fbo.err" | tail -n 2)"
