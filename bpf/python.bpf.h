@@ -38,7 +38,12 @@ struct py_scratch {
 	struct proc_key key;
 	struct stack_trace out;	/* the stack, Python frames in */
 	__u64 next;		/* the next Python frame; 0: none */
+	__u64 cframe;		/* 3.11: the _PyCFrame of the loop call the next frame is in */
 	__u64 native;		/* the loop's frame being replaced */
+	__u64 hi;		/* ... its caller's stack pointer, above its C locals */
+	__u64 stack_lo, stack_hi;	/* the walk's stack: its first and last frames' stack pointers */
+	__u64 seg_next, seg_cframe;	/* where its replacing began: next and cframe, */
+	__u32 seg_nout;			/* ... and nout */
 	__u32 in, nin;		/* the native frame to merge next, of how many */
 	__u32 nout;
 	__u8 active;		/* the walk's process runs CPython */
@@ -180,17 +185,25 @@ static __always_inline __u64 py_thread_state(const struct py_proc *py)
 	return s.found;
 }
 
-/* The innermost Python frame of the current thread, 0 if none. */
-static __always_inline __u64 py_first_frame(const struct py_proc *py)
+/*
+ * The innermost Python frame of the current thread into @s->next, 0 if
+ * none; 3.11's _PyCFrame it is of into @s->cframe.
+ */
+static __always_inline void py_first_frame(struct py_scratch *s)
 {
+	const struct py_proc *py = &s->proc;
 	__u64 tstate = py_thread_state(py), frame;
 
+	s->next = s->cframe = 0;
 	if (!tstate)
-		return 0;
+		return;
 	frame = py_read(tstate + py->l.tstate_frame);
-	if (frame && py->l.cframe_frame != PY_NO_FIELD)
+	if (frame && py->l.cframe_frame != PY_NO_FIELD) {
+		if (py->l.cframe_previous != PY_NO_FIELD)
+			s->cframe = frame;
 		frame = py_read(frame + py->l.cframe_frame);
-	return frame;
+	}
+	s->next = frame;
 }
 
 /* Is frame @v (as the native walk keeps it: by file) in the interpreter loop? */
@@ -278,6 +291,25 @@ static __always_inline void py_replaced(struct py_scratch *s)
 }
 
 /*
+ * A loop call's frames end at @marker, its entry frame (3.12 on) or its
+ * _PyCFrame (3.11): a local of the loop's C frame. One further out on the
+ * stack is an outer call's, and the Python frames read since are that
+ * call's: this one has not linked its own in yet, or has unlinked them
+ * already (its first and last instructions). Taken back then, for the
+ * loop frames further out; this one stays as it is.
+ */
+static __always_inline void py_loop_end(struct py_scratch *s, __u64 marker)
+{
+	if (marker >= s->hi && marker < s->stack_hi) {
+		s->nout = s->seg_nout;
+		s->next = s->seg_next;
+		s->cframe = s->seg_cframe;
+		s->pushed = 0;
+	}
+	py_replaced(s);
+}
+
+/*
  * One step of replacing the loop's frame: the next Python frame of the
  * chain pushed, or (an entry frame, no function's) passed. Before 3.11 a
  * loop call runs one frame; after, the frames up to the entry frame that
@@ -303,16 +335,26 @@ static __always_inline void py_replace_step(struct py_scratch *s)
 		py_emit_code(s, code);
 		return py_replaced(s);
 	}
+	/*
+	 * An entry frame lives on the C stack; one elsewhere is a shim the
+	 * interpreter pushed among a call's frames (3.14's for __init__), passed.
+	 */
 	if (py->l.frame_owner != PY_NO_FIELD &&
-	    py_field8(s->frame, PY_FRAME_READ, py->l.frame_owner) >= py->l.owner_entry)
-		return py_replaced(s);
+	    py_field8(s->frame, PY_FRAME_READ, py->l.frame_owner) >= py->l.owner_entry) {
+		if (frame >= s->stack_lo && frame < s->stack_hi)
+			py_loop_end(s, frame);
+		return;
+	}
 	last = py->l.frame_entry != PY_NO_FIELD &&
 	       py_field8(s->frame, PY_FRAME_READ, py->l.frame_entry);
 	/* No code object (3.13's None in a frame that is no function's): passed. */
 	if (code)
 		py_emit_code(s, code);
-	if (last)
-		py_replaced(s);
+	if (last) {
+		code = s->cframe;
+		s->cframe = py_read(code + py->l.cframe_previous);
+		py_loop_end(s, code);
+	}
 }
 
 /* One step of the merge: a Python frame, or the next native frame. */
@@ -320,12 +362,14 @@ static long py_merge_step(__u32 i, void *arg)
 {
 	struct py_scratch *s = py_state();
 	struct stack_trace *in;
+	struct unwind_sps *sps;
 	__u32 zero = 0, j;
 	__u64 v;
 
 	/* The native walk's stack: bpf_loop() hands callbacks the stack's pointers only. */
 	in = bpf_map_lookup_elem(&stack_scratch, &zero);
-	if (!s || !in || s->cut)
+	sps = bpf_map_lookup_elem(&unwind_sps, &zero);
+	if (!s || !in || !sps || s->cut)
 		return 1;
 	if (s->replacing) {
 		py_replace_step(s);
@@ -340,10 +384,30 @@ static long py_merge_step(__u32 i, void *arg)
 		s->replacing = 1;
 		s->pushed = 0;
 		s->native = v;
+		s->seg_next = s->next;
+		s->seg_cframe = s->cframe;
+		s->seg_nout = s->nout;
+		s->hi = j + 1 < s->nin && j + 1 < STACK_MAX_DEPTH ? sps->sp[j + 1] : ~0ULL;
 		return 0;
 	}
 	py_emit(s, v);
 	return 0;
+}
+
+/* The C stack the walk of @n frames went through, from its first frame's stack pointer. */
+static __always_inline void py_stack_bounds(struct py_scratch *s, int n)
+{
+	struct unwind_sps *sps;
+	__u32 zero = 0, last = n - 1;
+
+	sps = bpf_map_lookup_elem(&unwind_sps, &zero);
+	s->stack_lo = s->stack_hi = 0;
+	/* Tested on the register used for the load: clang may test another copy. */
+	barrier_var(last);
+	if (!sps || last >= STACK_MAX_DEPTH)
+		return;
+	s->stack_lo = sps->sp[0];
+	s->stack_hi = sps->sp[last];
 }
 
 /*
@@ -369,6 +433,7 @@ static __always_inline int py_merge(struct stack_trace *t, int n)
 		s->in = s->nout = 0;
 		s->nin = n;
 		s->replacing = s->cut = 0;
+		py_stack_bounds(s, n);
 		/* Every native frame, and a Python frame for each slot: no more can fit. */
 		bpf_loop(2 * STACK_MAX_DEPTH + 2, py_merge_step, NULL, 0);
 		if (s->replacing && !s->cut)
@@ -413,7 +478,7 @@ static __noinline void py_start(const struct proc_key *k)
 		return;
 	s->proc = *py;
 	s->key = *k;
-	s->next = py_first_frame(&s->proc);
+	py_first_frame(s);
 	if (!s->next)
 		__sync_fetch_and_add(&unwind_counts.py_no_thread, 1);
 	s->active = 1;

@@ -39,6 +39,7 @@ struct py_layout {
 	__u16 tstate_thread_id;	/* ... its pthread_t */
 	__u16 tstate_frame;	/* ... its frame, cframe (3.11, 3.12) or current_frame */
 	__u16 cframe_frame;	/* _PyCFrame: current_frame; PY_NO_FIELD: tstate_frame is it */
+	__u16 cframe_previous;	/* ... the outer loop call's (3.11), PY_NO_FIELD else */
 	__u16 frame_previous;	/* a frame: its caller's */
 	__u16 frame_code;	/* ... its code object */
 	__u16 frame_owner;	/* ... who owns it (3.12 on), PY_NO_FIELD before */
@@ -55,7 +56,7 @@ struct py_layout {
 	__u8 owner_entry;
 	/* Low bits that tag the code pointer (3.14's _PyStackRef), not part of it. */
 	__u8 code_tag;
-	__u8 pad[3];
+	__u8 pad[1];
 };
 
 /* One process's interpreter, by its tgid: what the walk starts from. */

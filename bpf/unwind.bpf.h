@@ -63,6 +63,22 @@ struct {
 #define UNWIND_CODE(ra) (ra)
 #endif
 
+/*
+ * The stack pointer of each frame of the last walk on this CPU, beside its
+ * address in the trace: where a frame's locals lie, between its own and
+ * its caller's, for runtimes that keep state there (CPython's entry frames).
+ */
+struct unwind_sps {
+	__u64 sp[STACK_MAX_DEPTH];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_sps);
+} unwind_sps SEC(".maps");
+
 /* Where a walk is: the registers of the frame it is in, and what it found. */
 struct unwind_walk {
 	__u64 ip, sp, fp;
@@ -74,6 +90,7 @@ struct unwind_walk {
 	__u8 looked_up;		/* the kernel was asked for the mapping of an address */
 	struct unwind_mapping late;	/* what it said, if the binary is known: .n rows, or none */
 	struct stack_trace *trace;
+	struct unwind_sps *sps;
 	struct unwind_proc *proc;
 	struct proc_key key;
 };
@@ -93,6 +110,8 @@ static __always_inline bool unwind_push(struct unwind_walk *st, __u64 ip)
 	if (n >= STACK_MAX_DEPTH)
 		return false;
 	st->trace->ips[n] = ip;
+	if (st->sps)
+		st->sps->sp[n] = st->sp;
 	st->n = n + 1;
 	return true;
 }
@@ -315,12 +334,28 @@ static __always_inline void unwind_ask(struct unwind_walk *st)
 #define SIGFRAME_IP	(40 + 128)
 #endif
 
+/*
+ * CPython's -X perf trampolines on x86-64: copies of (endbr64;) sub $8,
+ * %rsp; call *%rcx; add $8, %rsp; ret before 3.14, of (endbr64;) push
+ * %rbp; mov %rsp, %rbp; call *%rcx; pop %rbp; ret since. Is @code, the
+ * bytes at a first frame's ip, one of the instructions around the call,
+ * where the return address is at the top of the stack and the caller's
+ * frame pointer still in its register?
+ */
+static __always_inline bool unwind_trampoline_entry(__u64 code)
+{
+	__u8 op = code;
+
+	return op == 0xf3 || op == 0x55 || op == 0xc3 || (code & 0xffffff) == 0xec8348;
+}
+
 static long unwind_step(__u32 i, void *arg)
 {
 	struct unwind_walk *st = arg;
 	struct unwind_mapping *m;
 	struct unwind_row *r;
-	__u64 cfa, ra, pc;
+	__u64 cfa, ra = 0, pc;
+	bool fp_saved;
 
 	if (st->done)
 		return 1;
@@ -370,6 +405,7 @@ static long unwind_step(__u32 i, void *arg)
 #endif
 	if (!r || UNWIND_ROW_CFA(r) == UNWIND_NONE)
 		return unwind_fp_step(st);
+	fp_saved = UNWIND_ROW_FP_SAVED(r);
 	switch (UNWIND_ROW_CFA(r)) {
 	case UNWIND_CFA_SP:
 		cfa = st->sp + r->cfa_off;
@@ -379,6 +415,15 @@ static long unwind_step(__u32 i, void *arg)
 		break;
 	case UNWIND_CFA_PLT:
 		cfa = st->sp + 8 + ((st->ip & 15) >= (__u64)r->cfa_off ? 8 : 0);
+		break;
+	case UNWIND_CFA_TRAMPOLINE:
+		cfa = st->sp + 16;
+		if (st->exact && unwind_read(&ra, st->ip) && unwind_trampoline_entry(ra)) {
+			cfa = st->sp + 8;
+			fp_saved = false;
+		} else if (st->exact && (ra & 0xffffff) == 0xe58948) {
+			fp_saved = false;	/* mov %rsp, %rbp: pushed, not yet moved */
+		}
 		break;
 	case UNWIND_SIGNAL:
 		if (!unwind_read(&st->fp, st->sp + SIGFRAME_BP) ||
@@ -425,7 +470,7 @@ static long unwind_step(__u32 i, void *arg)
 		ra = st->ra;	/* still in the link register, once */
 		st->ra = 0;
 	}
-	if (UNWIND_ROW_FP_SAVED(r) && !unwind_read(&st->fp, cfa + UNWIND_ROW_FP_OFF(r)))
+	if (fp_saved && !unwind_read(&st->fp, cfa + UNWIND_ROW_FP_OFF(r)))
 		return unwind_stop(st, UNWIND_MARK_READ);
 	if (!ra)
 		return unwind_stop(st, 0);
@@ -445,7 +490,7 @@ static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_k
 {
 	struct unwind_walk st = {};
 	struct unwind_proc *p;
-	__u32 tgid = k->tgid;
+	__u32 tgid = k->tgid, zero = 0;
 
 	p = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	/*
@@ -470,6 +515,7 @@ static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_k
 #endif
 	st.exact = 1;
 	st.trace = t;
+	st.sps = bpf_map_lookup_elem(&unwind_sps, &zero);
 	st.proc = p;
 	st.key = *k;
 	py_start(k);

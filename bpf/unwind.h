@@ -25,6 +25,13 @@ enum unwind_cfa {
 	 * below it; cfa_off 0: no frame yet, the return address still in x30.
 	 */
 	UNWIND_CFA_SP_RA_LOW,
+	/*
+	 * x86-64 CPython -X perf trampolines: sp + 16, the caller's frame
+	 * pointer at fp_slot once theirs is set up, but where the first frame
+	 * of a walk is stopped before the call or at the ret, sp + 8
+	 * (unwind.bpf.h).
+	 */
+	UNWIND_CFA_TRAMPOLINE,
 };
 
 /*

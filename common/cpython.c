@@ -36,17 +36,17 @@ static const struct py_table {
 } tables[] = {
 	{ 9, { .interp_head = 32, .interp_next = 0, .interp_threads = 8, .tstate_next = 8,
 	       .tstate_native_tid = PY_NO_FIELD, .tstate_thread_id = 176, .tstate_frame = 24,
-	       .cframe_frame = PY_NO_FIELD, .frame_previous = 24, .frame_code = 32,
+	       .cframe_frame = PY_NO_FIELD, .cframe_previous = PY_NO_FIELD, .frame_previous = 24, .frame_code = 32,
 	       .frame_owner = PY_NO_FIELD, .frame_entry = PY_NO_FIELD, .code_firstlineno = 40,
 	       .code_name = 112, .code_filename = 104, .frames = PY_FRAMES_OBJECT }, 48, 72 },
 	{ 10, { .interp_head = 32, .interp_next = 0, .interp_threads = 8, .tstate_next = 8,
 		.tstate_native_tid = PY_NO_FIELD, .tstate_thread_id = 176, .tstate_frame = 24,
-		.cframe_frame = PY_NO_FIELD, .frame_previous = 24, .frame_code = 32,
+		.cframe_frame = PY_NO_FIELD, .cframe_previous = PY_NO_FIELD, .frame_previous = 24, .frame_code = 32,
 		.frame_owner = PY_NO_FIELD, .frame_entry = PY_NO_FIELD, .code_firstlineno = 40,
 		.code_name = 112, .code_filename = 104, .frames = PY_FRAMES_OBJECT }, 48, 72 },
 	{ 11, { .interp_head = 40, .interp_next = 0, .interp_threads = 16, .tstate_next = 8,
 		.tstate_native_tid = 160, .tstate_thread_id = 152, .tstate_frame = 56,
-		.cframe_frame = 8, .frame_previous = 48, .frame_code = 32,
+		.cframe_frame = 8, .cframe_previous = 16, .frame_previous = 48, .frame_code = 32,
 		.frame_owner = PY_NO_FIELD, .frame_entry = 68, .code_firstlineno = 72,
 		.code_name = 128, .code_filename = 112, .frames = PY_FRAMES_INTERP }, 48, 72 },
 };
@@ -105,8 +105,8 @@ static int layout_from_binary(Elf *elf, int fd, uint64_t runtime, unsigned int m
 	if ((version >> 24) != 3 || ((version >> 16) & 0xff) != minor)
 		return -ENOENT;
 	pb->l = (struct py_layout){
-		.cframe_frame = PY_NO_FIELD, .frame_entry = PY_NO_FIELD,
-		.frames = PY_FRAMES_INTERP, .owner_entry = PY_OWNER_ENTRY, .code_tag = d->code_tag,
+		.cframe_frame = PY_NO_FIELD, .cframe_previous = PY_NO_FIELD,
+		.frame_entry = PY_NO_FIELD, .frames = PY_FRAMES_INTERP, .owner_entry = PY_OWNER_ENTRY, .code_tag = d->code_tag,
 	};
 	ok = read_u64(buf, d->interp_head, &pb->l.interp_head) &&
 	     read_u64(buf, d->interp_next, &pb->l.interp_next) &&
@@ -368,20 +368,30 @@ bool python__trampolines(const struct py_binary *pb, pid_t pid, uint64_t start, 
 			 struct unwind_row *row)
 {
 	/*
-	 * Python/asm_trampoline.S, copied over the region one after another:
-	 * (endbr64;) sub $8, %rsp; call *%rcx; add $8, %rsp; ret. Its caller's
-	 * frame is 16 bytes up, the return address the 8 below that.
+	 * Python/asm_trampoline.S, copied over the region one after another,
+	 * each maybe after an endbr64: before 3.14, sub $8, %rsp; call *%rcx;
+	 * add $8, %rsp; ret; since, push %rbp; mov %rsp, %rbp; call *%rcx;
+	 * pop %rbp; ret. The caller's frame is 16 bytes up from the call on,
+	 * the return address the 8 below that, 3.14's frame pointer the 8
+	 * below that; the row's rule knows the instructions around the call.
 	 */
-	static const uint8_t plain[] = { 0x48, 0x83, 0xec, 0x08, 0xff, 0xd1 };
-	static const uint8_t cet[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x83, 0xec, 0x08, 0xff, 0xd1 };
-	uint8_t code[sizeof(cet)];
+	static const uint8_t sub[] = { 0x48, 0x83, 0xec, 0x08, 0xff, 0xd1 };
+	static const uint8_t push[] = { 0x55, 0x48, 0x89, 0xe5, 0xff, 0xd1 };
+	static const uint8_t endbr[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	uint8_t code[sizeof(endbr) + sizeof(sub)];
+	const uint8_t *c = code;
 
 #if defined(__x86_64__)
 	if (pb->minor < 12 || end - start < sizeof(code) || read_mem(pid, start, code, sizeof(code)))
 		return false;
-	if (memcmp(code, plain, sizeof(plain)) && memcmp(code, cet, sizeof(cet)))
+	if (!memcmp(c, endbr, sizeof(endbr)))
+		c += sizeof(endbr);
+	if (!memcmp(c, sub, sizeof(sub)))
+		*row = (struct unwind_row){ .cfa_ra = UNWIND_CFA_TRAMPOLINE | 1 << 4 };
+	else if (!memcmp(c, push, sizeof(push)))
+		*row = (struct unwind_row){ .fp_slot = -2, .cfa_ra = UNWIND_CFA_TRAMPOLINE | 1 << 4 };
+	else
 		return false;
-	*row = (struct unwind_row){ .pc = 0, .cfa_off = 16, .cfa_ra = UNWIND_CFA_SP | 1 << 4 };
 	return true;
 #else
 	/* arm64's keep a frame record: the frame-pointer walk goes through them. */

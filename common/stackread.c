@@ -244,7 +244,7 @@ int stackread__kernel(struct stackread *st, __u64 key, struct frame *out)
 }
 
 /* A Python function that could not be named. */
-#define PY_UNKNOWN_NAME "[unknown python]"
+static const char PY_UNKNOWN_NAME[] = "[unknown python]";
 
 /* What ended a stack the unwinder could not finish, in place of a frame. */
 static const char *unwind_mark(__u64 ip)
@@ -300,7 +300,8 @@ static const char *unnamed_in(struct stackread *st, const char *module)
 
 /*
  * A runtime's trampolines (CPython's -X perf) name the function whose
- * frame is beside them: where the runtime's own frames are in the stack,
+ * frame is beside them: where the runtime's own frames are in the stack
+ * (named or not),
  * they would say each twice. The stack's new length.
  */
 static int drop_trampolines(struct frame *f, int n)
@@ -309,7 +310,7 @@ static int drop_trampolines(struct frame *f, int n)
 	bool runtime = false;
 
 	for (int i = 0; i < n && !runtime; i++)
-		runtime = f[i].kind == FRAME_PYTHON;
+		runtime = f[i].kind == FRAME_PYTHON || f[i].name == PY_UNKNOWN_NAME;
 	if (!runtime)
 		return n;
 	for (int i = 0; i < n; i++)

@@ -41,6 +41,9 @@ struct losses {
 	unsigned long long too_many;	/* binaries with more rows than one may have */
 };
 
+/* Kinds of trampolines the runtimes make: CPython's before 3.14, and since. */
+#define UNWINDER_TRAMPOLINE_KINDS 2
+
 struct unwinder {
 	struct syms *syms;
 	int procs_fd, build_ids_fd, files_fd;
@@ -54,8 +57,9 @@ struct unwinder {
 	struct unwind_proc *scratch;	/* one entry, read back to sweep */
 	struct bpf_link *on_exec, *on_new_area;
 	struct runtime_bpf runtimes;
-	__u32 trampoline_row;		/* the rows' index of CPython's trampolines', once made */
-	bool trampoline_made;
+	/* The rows' indexes of CPython's trampolines' rows (one per kind), once made. */
+	__u32 trampoline_rows[UNWINDER_TRAMPOLINE_KINDS];
+	unsigned int trampoline_kinds;
 };
 
 enum unwind_method unwind__parse_method(struct argp_state *state, const char *arg)
@@ -311,24 +315,28 @@ static void on_process_runtime(struct unwinder *u, __u32 tgid, const struct tabl
 
 /*
  * Anonymous code of process @tgid that its interpreter @t says are its
- * trampolines (CPython's -X perf): walked by the one row they all share,
- * made once. Whether @um got it.
+ * trampolines (CPython's -X perf): walked by the one row all of a kind
+ * share, made once. Whether @um got it.
  */
 static bool trampolines(struct unwinder *u, __u32 tgid, const struct table *t,
 			const struct syms_mapping *m, struct unwind_mapping *um)
 {
 	struct unwind_row row;
+	unsigned int k;
 
 	if (!t || !runtime__trampolines(t->runtime, tgid, m->start, m->end, &row))
 		return false;
-	if (!u->trampoline_made) {
-		if (u->rows_used == u->rows_cap)
+	for (k = 0; k < u->trampoline_kinds; k++)
+		if (!memcmp(&u->rows[u->trampoline_rows[k]], &row, sizeof(row)))
+			break;
+	if (k == u->trampoline_kinds) {
+		if (k == UNWINDER_TRAMPOLINE_KINDS || u->rows_used == u->rows_cap)
 			return false;
-		u->trampoline_row = u->rows_used++;
-		u->rows[u->trampoline_row] = row;
-		u->trampoline_made = true;
+		u->trampoline_rows[k] = u->rows_used++;
+		u->rows[u->trampoline_rows[k]] = row;
+		u->trampoline_kinds++;
 	}
-	um->first = u->trampoline_row;
+	um->first = u->trampoline_rows[k];
 	um->n = 1;
 	um->bias = m->start;
 	return true;
