@@ -375,13 +375,13 @@ bool python__trampolines(const struct py_binary *pb, pid_t pid, uint64_t start, 
 	 * the return address the 8 below that, 3.14's frame pointer the 8
 	 * below that; the row's rule knows the instructions around the call.
 	 */
+#if defined(__x86_64__)
 	static const uint8_t sub[] = { 0x48, 0x83, 0xec, 0x08, 0xff, 0xd1 };
 	static const uint8_t push[] = { 0x55, 0x48, 0x89, 0xe5, 0xff, 0xd1 };
 	static const uint8_t endbr[] = { 0xf3, 0x0f, 0x1e, 0xfa };
 	uint8_t code[sizeof(endbr) + sizeof(sub)];
 	const uint8_t *c = code;
 
-#if defined(__x86_64__)
 	if (pb->minor < 12 || end - start < sizeof(code) || read_mem(pid, start, code, sizeof(code)))
 		return false;
 	if (!memcmp(c, endbr, sizeof(endbr)))
