@@ -46,11 +46,12 @@ struct py_scratch {
 	__u32 seg_nout;			/* ... and nout */
 	__u32 in, nin;		/* the native frame to merge next, of how many */
 	__u32 nout;
+	__u32 unlinked;		/* 3.9, 3.10: the innermost loop frames that have no frame linked in */
+	__u32 evals, linked;	/* ... counted: loop frames, and frames in the chain */
 	__u8 active;		/* the walk's process runs CPython */
 	__u8 replacing;		/* a loop's frame, a Python frame a step */
 	__u8 pushed;		/* ... which one did take the place of */
 	__u8 cut;		/* the merged stack had no room for all */
-	__u8 pad[4];
 };
 
 struct {
@@ -381,6 +382,11 @@ static long py_merge_step(__u32 i, void *arg)
 	s->in = j + 1;
 	v = in->ips[j];
 	if (s->next && py_in_eval(&s->proc, v)) {
+		if (s->unlinked) {
+			s->unlinked--;
+			py_emit(s, v);
+			return 0;
+		}
 		s->replacing = 1;
 		s->pushed = 0;
 		s->native = v;
@@ -410,6 +416,51 @@ static __always_inline void py_stack_bounds(struct py_scratch *s, int n)
 	s->stack_hi = sps->sp[last];
 }
 
+static long py_count_evals(__u32 i, void *arg)
+{
+	struct py_scratch *s = py_state();
+	struct stack_trace *in;
+	__u32 zero = 0;
+
+	in = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!s || !in || i >= s->nin || i >= STACK_MAX_DEPTH)
+		return 1;
+	s->evals += py_in_eval(&s->proc, in->ips[i]);
+	return 0;
+}
+
+static long py_count_linked(__u32 i, void *arg)
+{
+	struct py_scratch *s = py_state();
+	__u64 *frame = arg;
+
+	if (!s || !*frame || s->linked >= s->evals)
+		return 1;
+	s->linked++;
+	*frame = py_read(*frame + s->proc.l.frame_previous);
+	return 0;
+}
+
+/*
+ * 3.9 and 3.10 run a frame object a loop call, linked in a few
+ * instructions after the call begins and unlinked a few before it ends:
+ * fewer frames in the chain than loop frames on the stack leave the
+ * innermost loop frames without one (3.11 on, many frames a call, mark
+ * where each call's end on the C stack instead).
+ */
+static __always_inline void py_count_unlinked(struct py_scratch *s)
+{
+	__u64 frame = s->next;
+
+	s->unlinked = s->evals = s->linked = 0;
+	if (s->proc.l.frames != PY_FRAMES_OBJECT)
+		return;
+	bpf_loop(STACK_MAX_DEPTH, py_count_evals, NULL, 0);
+	bpf_loop(STACK_MAX_DEPTH, py_count_linked, &frame, 0);
+	if (s->evals > s->linked)
+		s->unlinked = s->evals - s->linked;
+}
+
 /*
  * After the native walk of @n frames into @t (stack_scratch's): each frame of CPython's
  * interpreter loop becomes the Python frames that call of it was running,
@@ -434,6 +485,7 @@ static __always_inline int py_merge(struct stack_trace *t, int n)
 		s->nin = n;
 		s->replacing = s->cut = 0;
 		py_stack_bounds(s, n);
+		py_count_unlinked(s);
 		/* Every native frame, and a Python frame for each slot: no more can fit. */
 		bpf_loop(2 * STACK_MAX_DEPTH + 2, py_merge_step, NULL, 0);
 		if (s->replacing && !s->cut)

@@ -268,7 +268,7 @@ calls() {
 		END { print n + 0, all + 0 }'
 }
 
-@test "python: a loop call's first and last instructions, and -X perf's trampolines, keep each frame in its place (3.11, 3.13, 3.14)" {
+@test "python: a loop call's first and last instructions, and -X perf's trampolines, keep each frame in its place (3.9 to 3.14)" {
 	require_bpf
 	local n all
 	# Before a loop call links its frames in, and after it unlinks them,
@@ -276,7 +276,7 @@ calls() {
 	# out (1.4% to 3% of this workload's samples), the outermost loop call
 	# left unnamed. 3.11 sets its _PyCFrame a few instructions before that
 	# frame's first Python frame; 0.2% allows for those.
-	for v in 3.11 "3.13 -X perf" "3.14 -X perf" 3.13; do
+	for v in 3.9 3.11 "3.13 -X perf" "3.14 -X perf" 3.13; do
 		calls $v > "$T/placed"
 		read -r n all < "$T/placed"
 		[ "$all" -ge 2000 ] || fail "Python $v: $all samples"
