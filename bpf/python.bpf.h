@@ -365,7 +365,7 @@ static long py_merge_step(__u32 i, void *arg)
 	struct stack_trace *in;
 	struct unwind_sps *sps;
 	__u32 zero = 0, j;
-	__u64 v;
+	__u64 v, up;
 
 	/* The native walk's stack: bpf_loop() hands callbacks the stack's pointers only. */
 	in = bpf_map_lookup_elem(&stack_scratch, &zero);
@@ -393,7 +393,12 @@ static long py_merge_step(__u32 i, void *arg)
 		s->seg_next = s->next;
 		s->seg_cframe = s->cframe;
 		s->seg_nout = s->nout;
-		s->hi = j + 1 < s->nin && j + 1 < STACK_MAX_DEPTH ? sps->sp[j + 1] : ~0ULL;
+		s->hi = ~0ULL;
+		up = (__u64)j + 1;
+		/* Tested on the register used for the load: clang may test another copy. */
+		barrier_var(up);
+		if (up < s->nin && up < STACK_MAX_DEPTH)
+			s->hi = sps->sp[up];
 		return 0;
 	}
 	py_emit(s, v);
@@ -420,12 +425,15 @@ static long py_count_evals(__u32 i, void *arg)
 {
 	struct py_scratch *s = py_state();
 	struct stack_trace *in;
+	__u64 j = i;
 	__u32 zero = 0;
 
 	in = bpf_map_lookup_elem(&stack_scratch, &zero);
-	if (!s || !in || i >= s->nin || i >= STACK_MAX_DEPTH)
+	/* Tested on the register used for the load: clang may test another copy. */
+	barrier_var(j);
+	if (!s || !in || j >= s->nin || j >= STACK_MAX_DEPTH)
 		return 1;
-	s->evals += py_in_eval(&s->proc, in->ips[i]);
+	s->evals += py_in_eval(&s->proc, in->ips[j]);
 	return 0;
 }
 
