@@ -413,7 +413,8 @@ int pprof__write(const struct stackset *set, FILE *f, const struct pprof_opts *o
 		pb_message(&out, 4, &loc);
 		pb_uint(&fn, 1, i + 1);				/* id */
 		pb_uint(&fn, 2, str_index(&t, n->func ? n->func : n->name));	/* name */
-		pb_uint(&fn, 3, str_index(&t, n->func ? n->func : n->name));	/* system_name */
+		pb_uint(&fn, 3, str_index(&t, n->system_name ? n->system_name :
+					  n->func ? n->func : n->name));	/* system_name */
 		/* The source file where known (go tool pprof -list reads it), else the binary. */
 		pb_uint(&fn, 4, str_index(&t, n->file ? n->file : n->module));	/* filename */
 		pb_uint(&fn, 5, n->line);			/* start_line */

@@ -610,6 +610,14 @@ int prom__start(const char *listen, unsigned int max_series)
 	return 0;
 }
 
+unsigned int prom__port(void)
+{
+	const union MHD_DaemonInfo *info;
+
+	info = prom.daemon ? MHD_get_daemon_info(prom.daemon, MHD_DAEMON_INFO_BIND_PORT) : NULL;
+	return info ? info->port : 0;
+}
+
 void prom__stop(void)
 {
 	if (!prom.daemon)

@@ -27,6 +27,8 @@ int prom__start(const char *listen, unsigned int max_series);
 bool prom__valid_listen(const char *listen);
 void prom__stop(void);
 bool prom__active(void);
+/* The port it serves on (the one picked, where port 0 asked for one); 0 when not serving. */
+unsigned int prom__port(void);
 
 /*
  * Adds @h, counted in @unit ("nsecs", "usecs", "msecs"), to the histogram

@@ -393,6 +393,7 @@ int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key
 				.build_id = si.build_id,
 				.file = src[j].file,
 				.line = src[j].line,
+				.system_name = src[j].raw,
 			};
 	}
 	if (deeper)

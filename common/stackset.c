@@ -142,13 +142,14 @@ static int64_t frame_id(struct stackset *s, const struct frame *f)
 		.module = intern(s, f->module),
 		.build_id = intern(s, f->build_id),
 		.func = intern(s, f->func),
+		.system_name = intern(s, f->system_name),
 		.file = intern(s, f->file),
 		.line = f->line,
 	};
 	size_t i, mask;
 
 	if (!k.name || (f->module && !k.module) || (f->build_id && !k.build_id) ||
-	    (f->file && !k.file) || (f->func && !k.func))
+	    (f->file && !k.file) || (f->func && !k.func) || (f->system_name && !k.system_name))
 		return -1;
 	if ((s->nframes + 1) * 2 > s->frame_index.cap &&
 	    index_build(&s->frame_index, 2 * (s->nframes + 1), s->nframes, frame_hash_at, s))

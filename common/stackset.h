@@ -28,6 +28,7 @@ struct frame {
 	const char *module;	/* binary path or kernel module; NULL if none */
 	const char *build_id;	/* hex; NULL if unknown */
 	const char *func;	/* its function's own name, where @name says more (Python's); NULL: @name */
+	const char *system_name;	/* as the binary spells it (C++'s mangled); NULL: @func or @name */
 	const char *file;	/* its function's source file, where known (Go's pclntab) */
 	uint32_t line;		/* ... and the line the function starts at, or is at; 0 unknown */
 };

@@ -240,7 +240,7 @@ int syms__source(const struct sym_info *si, bool exact, struct sym_source *out, 
 
 	if (!si->name || max < 1)
 		return 0;
-	out[0] = (struct sym_source){ .name = si->name };
+	out[0] = (struct sym_source){ .name = si->name, .raw = si->raw };
 	if (!b || si->kind == SYM_JIT || (!exact && !si->vaddr))
 		return 1;
 	/* A return address may be past the call, and past an inlined call's end. */
@@ -251,9 +251,9 @@ int syms__source(const struct sym_info *si, bool exact, struct sym_source *out, 
 		n = gopclntab__frames(b->go, vaddr, g, max < INLINES_MAX_DEPTH + 1 ? max :
 						      INLINES_MAX_DEPTH + 1);
 		for (int i = 0; i < n; i++)
-			out[i] = (struct sym_source){ g[i].name, g[i].file,
-						      g[i].start_line > 0 ? g[i].start_line :
-						      g[i].line };
+			out[i] = (struct sym_source){ .name = g[i].name, .file = g[i].file,
+						      .line = g[i].start_line > 0 ?
+							      g[i].start_line : g[i].line };
 		return n ? n : 1;
 	}
 	if (b->inlines)
@@ -261,7 +261,7 @@ int syms__source(const struct sym_info *si, bool exact, struct sym_source *out, 
 				  max - 1 < INLINES_MAX_DEPTH ? max - 1 : INLINES_MAX_DEPTH);
 	for (int i = 0; i < n; i++)
 		out[i] = (struct sym_source){ .name = names[i] };
-	out[n] = (struct sym_source){ .name = si->name };
+	out[n] = (struct sym_source){ .name = si->name, .raw = si->raw };
 	return n + 1;
 }
 

@@ -25,6 +25,7 @@ struct runtime_binary;
 
 struct sym_info {
 	const char *name;	/* NULL when unknown */
+	const char *raw;	/* as the symbol table spells it (C++'s mangled); NULL: @name */
 	uint64_t offset;	/* from the symbol's start */
 	const char *module;	/* "ext4", "libc.so.6", "[vdso]"; NULL for the core kernel */
 	const char *path;	/* the binary's path, for user frames */
@@ -130,6 +131,7 @@ int syms__file_offset(struct syms *s, uint32_t id, uint64_t offset, struct sym_i
 /* A function of the source, inlined or not, and where it is. */
 struct sym_source {
 	const char *name;
+	const char *raw;	/* as the symbol table spells it, where known; NULL: @name */
 	const char *file;	/* NULL when unknown */
 	uint32_t line;		/* the function's first line where known, else the address's; 0 unknown */
 };

@@ -475,6 +475,7 @@ bool binary__lookup(struct syms *s, struct binary *b, const struct vma *v, uint6
 	if (!u)
 		return false;
 	out->name = s->raw_names ? u->name : symtab__name(&b->syms, u);
+	out->raw = u->name;
 	out->offset = vaddr - u->addr;
 	return true;
 }

@@ -136,6 +136,42 @@ const struct sym *symtab__find(const struct symtab *t, uint64_t addr)
 	return addr - s->addr < (s->size ? s->size : 1) ? s : NULL;
 }
 
+static size_t demangled_slot(const struct symtab *t, uint32_t sym)
+{
+	size_t mask = t->demangled_cap - 1, i = (sym * 0x9e3779b1u) & mask;
+
+	while (t->demangled[i].sym && t->demangled[i].sym != sym)
+		i = (i + 1) & mask;
+	return i;
+}
+
+/* Keeps @name as symbol @i's demangled name. 0, or -ENOMEM. */
+static int demangled_add(struct symtab *t, size_t i, const char *name)
+{
+	if ((t->ndemangled + 1) * 2 > t->demangled_cap) {
+		size_t cap = t->demangled_cap ? t->demangled_cap * 2 : 64;
+		struct symtab_demangled *old = t->demangled;
+		size_t old_cap = t->demangled_cap;
+
+		if (t->bytes + cap * sizeof(*old) > SYMTAB_MAX_BYTES)
+			return -ENOMEM;
+		t->demangled = calloc(cap, sizeof(*old));
+		if (!t->demangled) {
+			t->demangled = old;
+			return -ENOMEM;
+		}
+		t->demangled_cap = cap;
+		for (size_t j = 0; j < old_cap; j++)
+			if (old[j].sym)
+				t->demangled[demangled_slot(t, old[j].sym)] = old[j];
+		free(old);
+		t->bytes += (cap - old_cap) * sizeof(*old);
+	}
+	t->demangled[demangled_slot(t, i + 1)] = (struct symtab_demangled){ i + 1, name };
+	t->ndemangled++;
+	return 0;
+}
+
 const char *symtab__name(struct symtab *t, const struct sym *s)
 {
 	size_t i = s - t->v;
@@ -148,21 +184,28 @@ const char *symtab__name(struct symtab *t, const struct sym *s)
 			return s->name;
 		t->bytes += (t->n + 7) / 8;
 	}
-	if (t->named[i / 8] & 1u << i % 8)
-		return s->name;
+	if (t->named[i / 8] & 1u << i % 8) {
+		if (!t->ndemangled)
+			return s->name;
+		copy = t->demangled[demangled_slot(t, i + 1)].name;
+		return copy ? copy : s->name;
+	}
 	t->named[i / 8] |= 1u << i % 8;
 	d = demangle(s->name);
 	if (!d)
 		return s->name;
-	if (t->bytes + strlen(d) <= SYMTAB_MAX_BYTES && (copy = keep(t, d, strlen(d))))
-		t->v[i].name = copy;
+	copy = NULL;
+	if (t->bytes + strlen(d) <= SYMTAB_MAX_BYTES && (copy = keep(t, d, strlen(d))) &&
+	    demangled_add(t, i, copy))
+		copy = NULL;
 	free(d);
-	return s->name;
+	return copy ? copy : s->name;
 }
 
 void symtab__free(struct symtab *t)
 {
 	free(t->named);
+	free(t->demangled);
 	for (size_t i = 0; i < t->nchunks; i++)
 		free(t->chunks[i]);
 	free(t->chunks);

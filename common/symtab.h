@@ -19,6 +19,12 @@ struct symtab {
 	size_t nchunks, chunk_used, chunk_size;
 	size_t bytes;		/* what it holds, for the memory budget */
 	unsigned char *named;	/* a bit per symbol: its name was demangled, or tried */
+	/* Those demangled, by symbol number: open addressing, 0 an empty slot. */
+	struct symtab_demangled {
+		uint32_t sym;	/* its index in @v, plus 1 */
+		const char *name;
+	} *demangled;
+	size_t ndemangled, demangled_cap;
 };
 
 /*
@@ -43,7 +49,8 @@ const struct sym *symtab__find(const struct symtab *t, uint64_t addr);
 /*
  * The name of @s, one of @t's, as its language writes it: a C++ or Rust
  * name is demangled the first time it is asked for (most never are), and
- * kept. NULL only when @s has no name.
+ * kept beside the symbol's own (s->name, as the linker spells it). NULL
+ * only when @s has no name.
  */
 const char *symtab__name(struct symtab *t, const struct sym *s);
 

@@ -77,3 +77,43 @@ svg_folded() {
 	        print(';'.join(reversed(path)), b['v'] - b['kids'])
 	PY
 }
+
+# pprof_functions PROFILE: each Function of a pprof file (gzip'd
+# profile.proto) as "name<TAB>system_name<TAB>filename<TAB>start_line",
+# read from the protobuf itself: go tool pprof shows no system name.
+pprof_functions() {
+	python3 - "$1" <<-'PY'
+	import gzip, sys
+
+	def fields(b):
+	    i = 0
+	    while i < len(b):
+	        key, i = varint(b, i)
+	        if key & 7 == 0:
+	            v, i = varint(b, i)
+	        elif key & 7 == 2:
+	            n, i = varint(b, i)
+	            v, i = b[i:i + n], i + n
+	        else:
+	            raise ValueError("wire type %d" % (key & 7))
+	        yield key >> 3, v
+
+	def varint(b, i):
+	    v = s = 0
+	    while True:
+	        c = b[i]
+	        i += 1
+	        v |= (c & 0x7f) << s
+	        s += 7
+	        if c < 0x80:
+	            return v, i
+
+	p = gzip.open(sys.argv[1]).read()
+	strings = [v.decode() for k, v in fields(p) if k == 6]
+	for k, v in fields(p):
+	    if k == 5:
+	        f = dict(fields(v))
+	        print("\t".join([strings[f.get(2, 0)], strings[f.get(3, 0)], strings[f.get(4, 0)],
+	                         str(f.get(5, 0))]))
+	PY
+}

@@ -44,7 +44,7 @@ whole() {
 # The leaf is ripen, or turn inlined into it (marked _[i] but in JSON).
 CXX="main;[(]anonymous namespace[)]::cellar[(]double[)];cheese::Cave<3>::age[(]std::vector<int, std::allocator<int> > const&[)] [[]clone [.]isra[.]0[]];cheese::Affineur::ripen[(]int[)](;cheese::Affineur::turn[(]int[)](_[[]i[]])?)?"
 
-@test "names: C++ as C++ writes it (namespaces, a template, a clone) in folded, JSON and pprof, whole from _start" {
+@test "names: C++ as C++ writes it (namespaces, a template, a clone) in folded, JSON and pprof (its symbol as system_name), whole from _start" {
 	require_bpf
 	cheese cheese-cxx
 	"$BIN/profile" -U -p "$WPID" -F 99 -f --pprof "$T/p.pb.gz" 2 > "$T/folded" 2> "$T/err"
@@ -64,6 +64,12 @@ CXX="main;[(]anonymous namespace[)]::cellar[(]double[)];cheese::Cave<3>::age[(]s
 	# no symbol left as the linker spells it.
 	grep -q ';cheese::Affineur::ripen(int);cheese::Affineur::turn(int)_\[i\] ' "$T/folded"
 	! grep -q '_ZN\|_GLOBAL__N' "$T/folded" "$T/json.folded" "$T/pprof.folded"
+	# pprof's Functions keep the symbol as the linker spells it, as system_name.
+	run pprof_functions "$T/p.pb.gz"
+	assert_success
+	assert_line "$(printf 'cheese::Affineur::ripen(int)\t_ZN6cheese8Affineur5ripenEi\t%s\t0' "$LW/cheese-cxx")"
+	assert_line "$(printf '(anonymous namespace)::cellar(double)\t_ZN12_GLOBAL__N_16cellarEd\t%s\t0' "$LW/cheese-cxx")"
+	assert_line --regexp "^main	main	"
 }
 
 @test "names: --no-demangle prints C++ symbols as the symbol table has them" {

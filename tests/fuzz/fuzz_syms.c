@@ -9,10 +9,15 @@
  * interpreter found in it, 6 machine code Go's return finder disassembles,
  * 7 a name through every escaper, 8 an ld.so.cache (a container's, anyone's),
  * 9 /proc/PID/stat and status text (a process names itself what it likes),
- * 10 a symbol's name through the C++ and Rust demanglers.
+ * 10 a symbol's name through the C++ and Rust demanglers, 11 a request to
+ * the Prometheus exporter (anyone on the host can connect), the series
+ * it serves labelled with what the input's head says.
  */
 #include <elf.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <stdbool.h>
 #include <limits.h>
 #include <stdint.h>
@@ -35,6 +40,8 @@
 #include "perfmap.h"
 #include "procfile.h"
 #include "procmaps.h"
+#include "prom.h"
+#include "report.h"
 #include "syms.h"
 #include "symtab.h"
 #include "inlines.h"
@@ -320,11 +327,55 @@ static void fuzz_demangle(const uint8_t *data, size_t size)
 	free(name);
 }
 
+/*
+ * The exporter, started once on a free port: the input's first byte says
+ * how much of what follows labels a series (a function's, a directory's
+ * name), the rest is sent as it is, all at once, and the reply read to its
+ * end or for 2 s at most.
+ */
+static void fuzz_prom(const uint8_t *data, size_t size)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	static unsigned int port;
+	struct pollfd p;
+	char buf[4096];
+	size_t nlabel;
+	int fd;
+
+	if (!port && (prom__start("127.0.0.1:0", 16) || !(port = prom__port())))
+		abort();
+	if (size < 1)
+		return;
+	nlabel = data[0] < size - 1 ? data[0] : size - 1;
+	if (nlabel) {
+		char *value = strndup((const char *)data + 1, nlabel);
+
+		if (value)
+			prom__add_counter("fuzz_total", "Fuzzed labels.",
+					  &(struct label){ .key = "function", .str = value }, 1, 1);
+		free(value);
+	}
+	data += 1 + nlabel;
+	size -= 1 + nlabel;
+	sa.sin_port = htons(port);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa)) &&
+	    (size == 0 || send(fd, data, size, MSG_NOSIGNAL) >= 0)) {
+		shutdown(fd, SHUT_WR);
+		p = (struct pollfd){ .fd = fd, .events = POLLIN };
+		while (poll(&p, 1, 2000) == 1 && recv(fd, buf, sizeof(buf), 0) > 0)
+			;
+	}
+	close(fd);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	switch (data[0] % 11) {
+	switch (data[0] % 12) {
 	case 0:
 		fuzz_elf(data + 1, size - 1);
 		break;
@@ -357,6 +408,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 10:
 		fuzz_demangle(data + 1, size - 1);
+		break;
+	case 11:
+		fuzz_prom(data + 1, size - 1);
 		break;
 	}
 	return 0;
