@@ -453,8 +453,8 @@ static long py_count_linked(__u32 i, void *arg)
  * 3.9 and 3.10 run a frame object a loop call, linked in a few
  * instructions after the call begins and unlinked a few before it ends:
  * fewer frames in the chain than loop frames on the stack leave the
- * innermost loop frames without one (3.11 on, many frames a call, mark
- * where each call's end on the C stack instead).
+ * innermost loop frames without one. (3.11 on run many frames a call;
+ * py_loop_end() finds where each call's end on the C stack instead.)
  */
 static __always_inline void py_count_unlinked(struct py_scratch *s)
 {

@@ -125,6 +125,24 @@ slow_calls() {
 	[ "$(rows_between 0 512)" -eq 0 ] || fail "calls under 512 us: nesting mistimed: $(cat "$T/out")"
 }
 
+@test "funclatency says when no call returned while traced, rather than blame -l" {
+	require_bpf
+	: > "$T/work"
+	"$F" deep > "$T/work" &
+	WPID=$!
+	wait_for_line "$T/work" '^pid '
+	"$BIN/funclatency" -u -p "$WPID" -d 2 "$F:descend" > "$T/out" 2> "$T/err" &
+	FPID=$!
+	wait_for_any Tracing 10 "$T/out" "$T/err"
+	kill -USR1 "$WPID"
+	wait "$FPID"
+	FPID=
+	# 41 calls entered, none returned (each waits 30 s): 32 held, 9 past -l's 32.
+	[ "$(hist_total "$T/out")" -eq 0 ]
+	run cat "$T/err"
+	assert_output "funclatency: 9 calls were not timed: none of the calls traced returned while traced (still running, or the kernel reported no return)"
+}
+
 @test "funclatency -l 2 times two levels and says how many calls went untimed" {
 	require_bpf
 	trace -u -l 2 "$F:recurse"

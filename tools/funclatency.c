@@ -616,6 +616,14 @@ static int attach_kernel(struct target *t)
 
 /* The single histogram's sums at the last report (map__take_percpu_hist). */
 static struct hist taken;
+/* Calls timed so far, of all reports: none says the kernel reported no returns. */
+static unsigned long long timed;
+
+static void count_timed(const struct hist *h)
+{
+	for (int i = 0; i < HIST_SLOTS; i++)
+		timed += h->slots[i];
+}
 /* The histograms by function (SWAPPED_HASH). */
 static struct swapped hist_by;
 
@@ -648,8 +656,10 @@ static int report(void *ctx, const struct report_info *info)
 	if (!env.per_function) {
 		err = map__take_percpu_hist(bpf_map__fd(t->obj->maps.hist_all), &taken, &total);
 		/* A metric says what it times; the text report never did. */
-		if (!err)
+		if (!err) {
+			count_timed(&total);
 			report__hist(&r, &total, NULL, &pattern, prom__active());
+		}
 		return err;
 	}
 	n = swapped__take(&hist_by, sizeof(__u32), sizeof(struct hist),
@@ -664,6 +674,7 @@ static int report(void *ctx, const struct report_info *info)
 			if (all[k].key != i)
 				continue;
 			snprintf(title, sizeof(title), "Function = %s", t->names[i]);
+			count_timed(&all[k].h);
 			report__hist(&r, &all[k].h, title, &l, 1);
 		}
 	}
@@ -788,7 +799,12 @@ int main(int argc, char **argv)
 	run.reads = "histograms";
 	run.ctx = &t;
 	err = run__loop(&run);
-	if (t.obj->bss->too_deep && env.level < FUNC_MAX_DEPTH)
+	/* Entries held until the stack was full, none ever popped: no return was seen. */
+	if (t.obj->bss->too_deep && !timed)
+		pr_warn("%llu calls were not timed: none of the calls traced returned while traced "
+			"(still running, or the kernel reported no return)",
+			(unsigned long long)t.obj->bss->too_deep);
+	else if (t.obj->bss->too_deep && env.level < FUNC_MAX_DEPTH)
 		pr_warn("%llu calls nested deeper than %u were not timed: raise -l (at most %u)",
 			(unsigned long long)t.obj->bss->too_deep, env.level, FUNC_MAX_DEPTH);
 	else if (t.obj->bss->too_deep)

@@ -9,6 +9,8 @@
  *   mutex 200 times; prints "slow US" for each slow_func() call as timed
  *   here (a starved machine oversleeps), "slept US" for its 50 nanosleep()
  *   calls' time together, each timed around its call, and "done".
+ * funcs deep -- as before, then descend(40): 41 nested calls, none of which
+ *   returns for 30 s.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -41,6 +43,14 @@ __attribute__((noinline)) int recurse(int n)
 	return recurse(n - 1) + 1;
 }
 
+/* Calls itself @n deep, and waits 30 s at the bottom before any returns. */
+__attribute__((noinline)) int descend(int n)
+{
+	if (n == 0)
+		return sleep(30);
+	return descend(n - 1) + 1;
+}
+
 static jmp_buf out;
 
 /* Leaves by longjmp() when told to: an entry with no return, as C++ exceptions make too. */
@@ -55,7 +65,7 @@ __attribute__((noinline)) void jumpy(int bail)
 
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 
-int main(void)
+int main(int argc, char **argv)
 {
 	int fds[2], sig, sum = 0;
 	sigset_t set;
@@ -69,6 +79,8 @@ int main(void)
 	printf("pid %d\n", getpid());
 	fflush(stdout);
 	sigwait(&set, &sig);
+	if (argc > 1)
+		return descend(40);
 
 	long slow_us[20], slept_us = 0;
 	struct timespec a, b;

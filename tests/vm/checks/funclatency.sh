@@ -46,11 +46,11 @@ fl_check_sleep() {
 	again=
 	# 5.10's kretprobes, in the emulated guest, now and then report none of
 	# a run's returns (README, Known issues), which the tool says: its calls
-	# are left untimed, "nested deeper" than -l. Said, that run is done once
+	# are left untimed, none returned. Said, that run is done once
 	# more, and the cell says so; unsaid, or twice, it fails.
-	if [ "$(fl_total "$fl_out")" = 0 ] && grep -q 'calls nested deeper than' "$fl_err" &&
+	if [ "$(fl_total "$fl_out")" = 0 ] && grep -q 'none of the calls traced returned' "$fl_err" &&
 	   case $(uname -r) in 5.10.*) true ;; *) false ;; esac; then
-		again="(a first run's returns all unreported: $(grep 'calls nested deeper' "$fl_err")) "
+		again="(a first run's returns all unreported: $(grep 'none of the calls traced' "$fl_err")) "
 		fl_run -m "$@" do_nanosleep
 	fi
 	total=$(fl_total "$fl_out")
