@@ -276,7 +276,7 @@ static __always_inline void py_emit_code(struct py_scratch *s, __u64 code)
 	py_emit(s, v);
 	s->pushed = 1;
 	if (v == UNWIND_MARK_PY_UNKNOWN)
-		__sync_fetch_and_add(&unwind_counts.py_unknown, 1);
+		UNWIND_COUNT(py_unknown);
 	else
 		py_announce(&s->key, v);
 }
@@ -288,7 +288,7 @@ static __always_inline void py_replaced(struct py_scratch *s)
 	if (!s->pushed)
 		py_emit(s, s->native);
 	else
-		__sync_fetch_and_add(&unwind_counts.py_loops, 1);
+		UNWIND_COUNT(py_loops);
 }
 
 /*
@@ -540,7 +540,7 @@ static __noinline void py_start(const struct proc_key *k)
 	s->key = *k;
 	py_first_frame(s);
 	if (!s->next)
-		__sync_fetch_and_add(&unwind_counts.py_no_thread, 1);
+		UNWIND_COUNT(py_no_thread);
 	s->active = 1;
 }
 

@@ -40,7 +40,22 @@ struct {
 	__type(value, struct unwind_file);
 } unwind_files SEC(".maps");
 
-struct unwind_counts unwind_counts;
+/* How stacks were walked, per CPU: counted at every stack, never contended. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_counts);
+} unwind_counters SEC(".maps");
+
+#define UNWIND_COUNT(field)								\
+	do {										\
+		__u32 zero_ = 0;							\
+		struct unwind_counts *c_ = bpf_map_lookup_elem(&unwind_counters, &zero_);	\
+											\
+		if (c_)									\
+			c_->field++;							\
+	} while (0)
 
 #define UNWIND_BUILD_ID_SLOTS STACK_MAX_DEPTH
 
@@ -184,7 +199,7 @@ static __always_inline long unwind_stop(struct unwind_walk *st, __u64 mark)
 	if (mark)
 		unwind_push(st, mark);
 	if (mark)
-		__sync_fetch_and_add(&unwind_counts.truncated, 1);
+		UNWIND_COUNT(truncated);
 	st->done = 1;
 	return 1;
 }
@@ -307,7 +322,7 @@ static __always_inline void unwind_ask(struct unwind_walk *st)
 	/* Not read yet: its first count announces it. */
 	if (!p)
 		return;
-	__sync_fetch_and_add(&unwind_counts.unmapped, 1);
+	UNWIND_COUNT(unmapped);
 	if (!p->asked) {
 		p->asked = 1;
 		proc_announce(&st->key, PROC_MAPS_CHANGED);
@@ -365,7 +380,7 @@ static long unwind_step(__u32 i, void *arg)
 	 */
 	if (st->n >= STACK_MAX_DEPTH) {
 		st->trace->ips[STACK_MAX_DEPTH - 1] |= UNWIND_DEEPER;
-		__sync_fetch_and_add(&unwind_counts.truncated, 1);
+		UNWIND_COUNT(truncated);
 		st->done = 1;
 		return 1;
 	}
@@ -533,7 +548,7 @@ static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_k
 	}
 	/* One step more than there are slots: whether the stack goes on. */
 	bpf_loop(STACK_MAX_DEPTH + 1, unwind_step, &st, 0);
-	__sync_fetch_and_add(&unwind_counts.cfi, 1);
+	UNWIND_COUNT(cfi);
 	return py_merge(t, st.n);
 }
 
@@ -592,7 +607,7 @@ static __always_inline int unwind_by_build_id(void *ctx, struct stack_trace *t)
 		return 0;
 	st.n = n / sizeof((*all)[0]);
 	bpf_loop(STACK_MAX_DEPTH, unwind_build_id_frame, &st, 0);
-	__sync_fetch_and_add(&unwind_counts.by_build_id, 1);
+	UNWIND_COUNT(by_build_id);
 	return st.n;
 }
 

@@ -416,14 +416,33 @@ struct py_entry {
 struct py_names {
 	struct py_entry *buckets[PY_NAMES_BUCKETS];
 	size_t n;
+	size_t bytes, limit;		/* held, and the most kept (0: no bound) */
 	unsigned long long unreadable;	/* process gone, or memory not readable */
 	unsigned long long changed;	/* the code object was not the frame's any more */
-	unsigned long long full;	/* not kept: PY_NAMES_MAX reached */
+	unsigned long long full;	/* not kept: PY_NAMES_MAX, or the limit, reached */
 };
 
 struct py_names *py_names__new(void)
 {
 	return calloc(1, sizeof(struct py_names));
+}
+
+void py_names__set_limit(struct py_names *n, size_t bytes)
+{
+	n->limit = bytes;
+}
+
+size_t py_names__bytes(const struct py_names *n)
+{
+	return n ? n->bytes : 0;
+}
+
+/* What entry @e takes, its strings and itself. */
+static size_t entry_bytes(const struct py_entry *e)
+{
+	const struct py_name *m = &e->name;
+
+	return sizeof(*e) + (m->name ? strlen(m->name) + strlen(m->func) + strlen(m->file) + 3 : 0);
 }
 
 static void name_free(struct py_name *n)
@@ -603,17 +622,19 @@ const struct py_name *py_names__get(struct py_names *n, const struct proc_key *p
 		return NULL;
 	/* What could not be read is not tried again: the process is gone, or moved on. */
 	read_name(p, pb, bias, v, n, &name);
-	if (n->n >= PY_NAMES_MAX) {
+	e = n->n < PY_NAMES_MAX ? calloc(1, sizeof(*e)) : NULL;
+	if (!e) {
 		n->full++;
 		name_free(&name);
 		return NULL;
 	}
-	e = calloc(1, sizeof(*e));
-	if (!e) {
-		name_free(&name);
+	*e = (struct py_entry){ n->buckets[b], *p, v, name };
+	if (n->limit && n->bytes + entry_bytes(e) > n->limit) {
+		n->full++;
+		entry_free(e);
 		return NULL;
 	}
-	*e = (struct py_entry){ n->buckets[b], *p, v, name };
+	n->bytes += entry_bytes(e);
 	n->buckets[b] = e;
 	n->n++;
 	return e->name.name ? &e->name : NULL;
@@ -630,6 +651,7 @@ void py_names__forget(struct py_names *n, bool (*gone)(void *ctx, const struct p
 
 			if (gone(ctx, &e->proc)) {
 				*pe = e->next;
+				n->bytes -= entry_bytes(e);
 				entry_free(e);
 				n->n--;
 			} else {
@@ -650,6 +672,7 @@ void py_names__warn_losses(const struct py_names *n)
 		pr_warn("%llu Python frames are [unknown python]: their code object was freed "
 			"and its memory reused before they were named", n->changed);
 	if (n->full)
-		pr_warn("%llu Python frames are [unknown python]: more than %d distinct frames",
-			n->full, PY_NAMES_MAX);
+		pr_warn("%llu Python frames are [unknown python]: more than %d distinct frames, or "
+			"%zu MiB of their names (a quarter of --symbol-memory)", n->full,
+			PY_NAMES_MAX, n->limit >> 20);
 }

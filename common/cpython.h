@@ -58,6 +58,15 @@ struct py_names *py_names__new(void);
 void py_names__free(struct py_names *n);
 
 /*
+ * Keeps at most @bytes of names (a share of the symbolizer's budget:
+ * they cannot be read again once their process is gone, so they are
+ * never let go, only refused); 0: no bound but the count of names.
+ */
+void py_names__set_limit(struct py_names *n, size_t bytes);
+/* What the names take now. */
+size_t py_names__bytes(const struct py_names *n);
+
+/*
  * Frame @v (bpf/python.h) of process @p, whose interpreter is @pb at load
  * bias @bias: its name, read from the process's memory now if not known
  * yet, and kept. NULL when it cannot be (the process is gone, or the code

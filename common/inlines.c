@@ -37,7 +37,7 @@ struct inlines {
 	Dwarf *alt_dw;
 	struct cached *slots;	/* open addressing, by address */
 	size_t cap, used;
-	const char **names;	/* every cached chain, end to end */
+	struct inline_name *names;	/* every cached chain, end to end */
 	size_t nnames, names_cap;
 	struct unit **units;	/* read so far, by offset */
 	size_t nunits, units_cap;
@@ -180,7 +180,8 @@ static const char *origin_name(Dwarf_Die *die, int attr)
  */
 struct inl_die {
 	const char *name;
-	const char *linkage;	/* C++'s and Rust's mangled name, if any: demangled when needed */
+	const char *linkage;	/* C++'s and Rust's mangled name, if any */
+	bool demangled;		/* @name is @linkage demangled, or that was tried */
 	int32_t parent;		/* the enclosing inlined call, -1 if none */
 	uint32_t first, n;	/* its pieces, in struct unit's by_die */
 };
@@ -242,9 +243,12 @@ static int add_die(struct unit *u, size_t *cap, Dwarf_Die *die, int32_t parent, 
 		u->dies = t;
 		*cap = n;
 	}
-	u->dies[u->ndies] = (struct inl_die){ name ? name : "[unknown]",
-					      linkage && demangle__candidate(linkage) ? linkage : NULL,
-					      parent, u->npieces, 0 };
+	u->dies[u->ndies] = (struct inl_die){
+		.name = name ? name : "[unknown]",
+		.linkage = linkage && demangle__candidate(linkage) ? linkage : NULL,
+		.parent = parent,
+		.first = u->npieces,
+	};
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (lo >= hi)
 			continue;
@@ -364,34 +368,36 @@ static bool die_holds(const struct unit *u, uint32_t die, uint64_t vaddr)
  * "ripen". Its linkage name demangled the first time a chain needs it, and
  * kept; DW_AT_name where that fails.
  */
-static const char *die_name(struct inlines *in, struct inl_die *d)
+static struct inline_name die_name(struct inlines *in, struct inl_die *d)
 {
+	struct inline_name out = { d->name, d->linkage };
 	char *name;
 
-	if (!in->demangle || !d->linkage)
-		return d->name;
+	if (!in->demangle || !d->linkage || d->demangled)
+		return out;
+	d->demangled = true;
 	name = demangle(d->linkage);
-	d->linkage = NULL;
 	if (!name)
-		return d->name;
+		return out;
 	if (in->ndemangled == in->demangled_cap) {
 		size_t cap = in->demangled_cap ? in->demangled_cap * 2 : 64;
 		char **t = realloc(in->demangled, cap * sizeof(*t));
 
 		if (!t) {
 			free(name);
-			return d->name;
+			return out;
 		}
 		in->demangled = t;
 		in->demangled_cap = cap;
 	}
 	in->demangled[in->ndemangled++] = name;
 	in->unit_bytes += strlen(name) + 1 + sizeof(name);
-	d->name = name;
-	return name;
+	d->name = out.name = name;
+	return out;
 }
 
-static int unit_find(struct inlines *in, const struct unit *u, uint64_t vaddr, const char **out)
+static int unit_find(struct inlines *in, const struct unit *u, uint64_t vaddr,
+		     struct inline_name *out)
 {
 	size_t lo = 0, hi = u->npieces;
 	int k = 0;
@@ -452,7 +458,7 @@ static struct unit *unit_get(struct inlines *in, Dwarf_Die *cu)
 }
 
 /* Looks @vaddr up: the chain into @out, innermost first. */
-static int lookup(struct inlines *in, uint64_t vaddr, const char **out)
+static int lookup(struct inlines *in, uint64_t vaddr, struct inline_name *out)
 {
 	struct unit *u;
 	Dwarf_Die cu;
@@ -490,11 +496,12 @@ static int grow(struct inlines *in)
 }
 
 /* Keeps @n names of @vaddr's chain in slot @c. */
-static int keep(struct inlines *in, struct cached *c, uint64_t vaddr, const char **chain, int n)
+static int keep(struct inlines *in, struct cached *c, uint64_t vaddr,
+		const struct inline_name *chain, int n)
 {
 	if (n && in->nnames + n > in->names_cap) {
 		size_t cap = in->names_cap ? in->names_cap * 2 : 256;
-		const char **t;
+		struct inline_name *t;
 
 		while (cap < in->nnames + n)
 			cap *= 2;
@@ -512,9 +519,9 @@ static int keep(struct inlines *in, struct cached *c, uint64_t vaddr, const char
 	return 0;
 }
 
-int inlines__find(struct inlines *in, uint64_t vaddr, const char **names, int max)
+int inlines__find(struct inlines *in, uint64_t vaddr, struct inline_name *names, int max)
 {
-	const char *chain[INLINES_MAX_DEPTH];
+	struct inline_name chain[INLINES_MAX_DEPTH];
 	struct cached *c;
 	int n;
 

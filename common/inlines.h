@@ -22,12 +22,18 @@ struct inlines;
  */
 struct inlines *inlines__open(int fd, int rootfd, bool demangle);
 
+/* An inlined call's function: its name, and its symbol where it has one (C++'s, Rust's). */
+struct inline_name {
+	const char *name;
+	const char *linkage;	/* NULL: none */
+};
+
 /*
  * The functions inlined at @vaddr (the ELF's virtual address), innermost
  * first, into @names, at most @max: their number. The names live as long
  * as @in.
  */
-int inlines__find(struct inlines *in, uint64_t vaddr, const char **names, int max);
+int inlines__find(struct inlines *in, uint64_t vaddr, struct inline_name *names, int max);
 
 /* The memory it holds, or may come to hold (libdw reads a debug section whole), in bytes. */
 uint64_t inlines__bytes(const struct inlines *in);

@@ -82,6 +82,17 @@ struct runtime_names *runtime_names__new(void)
 	return n;
 }
 
+void runtime_names__set_limit(struct runtime_names *n, size_t bytes)
+{
+	if (n)
+		py_names__set_limit(n->py, bytes);
+}
+
+size_t runtime_names__bytes(const struct runtime_names *n)
+{
+	return n ? py_names__bytes(n->py) : 0;
+}
+
 void runtime_names__free(struct runtime_names *n)
 {
 	if (!n)

@@ -63,6 +63,9 @@ struct runtime_names;
 
 struct runtime_names *runtime_names__new(void);
 void runtime_names__free(struct runtime_names *n);
+/* Keeps at most @bytes of names; what they take now. */
+void runtime_names__set_limit(struct runtime_names *n, size_t bytes);
+size_t runtime_names__bytes(const struct runtime_names *n);
 
 /*
  * Runtime frame @v (unwind.h's UNWIND_RUNTIME_FRAME) of process @p, whose

@@ -234,7 +234,7 @@ int syms__file(struct syms *s, int fd, uint64_t offset, struct sym_info *out)
 int syms__source(const struct sym_info *si, bool exact, struct sym_source *out, int max)
 {
 	struct binary *b = si->binary;
-	const char *names[INLINES_MAX_DEPTH];
+	struct inline_name names[INLINES_MAX_DEPTH];
 	uint64_t vaddr;
 	int n = 0;
 
@@ -260,7 +260,7 @@ int syms__source(const struct sym_info *si, bool exact, struct sym_source *out, 
 		n = inlines__find(b->inlines, vaddr, names,
 				  max - 1 < INLINES_MAX_DEPTH ? max - 1 : INLINES_MAX_DEPTH);
 	for (int i = 0; i < n; i++)
-		out[i] = (struct sym_source){ .name = names[i] };
+		out[i] = (struct sym_source){ .name = names[i].name, .raw = names[i].linkage };
 	out[n] = (struct sym_source){ .name = si->name, .raw = si->raw };
 	return n + 1;
 }

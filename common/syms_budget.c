@@ -5,11 +5,17 @@
 
 #include "gopclntab.h"
 #include "inlines.h"
+#include "runtime.h"
 #include "syms_priv.h"
 
+/*
+ * The runtimes' names, which cannot be read again once their process is
+ * gone, take at most a quarter; the binaries' tables what the names leave.
+ */
 void syms__set_budget(struct syms *s, uint64_t bytes)
 {
 	s->budget = bytes;
+	runtime_names__set_limit(s->runtime_names, bytes / 4);
 }
 
 /* What @b's tables hold now, in bytes. */
@@ -77,6 +83,7 @@ void syms__trim(struct syms *s)
 {
 	struct lru *v;
 	size_t n = 0, cap = 0;
+	uint64_t names;
 
 	/* Tables grow as they are used (inlined calls decode unit by unit): count those named. */
 	for (size_t i = 0; i < s->nrecent; i++) {
@@ -87,7 +94,8 @@ void syms__trim(struct syms *s)
 		b->bytes = now;
 	}
 	s->nrecent = 0;
-	if (s->held <= s->budget) {
+	names = runtime_names__bytes(s->runtime_names);
+	if (s->held + names <= s->budget) {
 		s->trimmed = s->clock;
 		return;
 	}
@@ -114,7 +122,7 @@ void syms__trim(struct syms *s)
 	}
 	qsort(v, n, sizeof(*v), cmp_lru);
 	/* Down to three quarters, so that the next trims have room to keep. */
-	for (size_t i = 0; i < n && s->held > s->budget / 4 * 3; i++) {
+	for (size_t i = 0; i < n && s->held + names > s->budget / 4 * 3; i++) {
 		if (v[i].b)
 			binary_evict(s, v[i].b);
 		else

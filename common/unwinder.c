@@ -46,7 +46,7 @@ struct losses {
 
 struct unwinder {
 	struct syms *syms;
-	int procs_fd, build_ids_fd, files_fd;
+	int procs_fd, build_ids_fd, files_fd, counts_fd;
 	struct unwind_row *rows;	/* the unwind_rows map, mmapped */
 	size_t rows_cap, rows_used, map_size;
 	struct table *tables;
@@ -487,6 +487,7 @@ struct unwinder *unwinder__new(struct syms *syms, const struct unwind_bpf *m)
 	u->build_ids_fd = bpf_map__fd(m->build_ids);
 	u->files_fd = bpf_map__fd(m->files);
 	u->runtimes.py_procs_fd = bpf_map__fd(m->py_procs);
+	u->counts_fd = bpf_map__fd(m->counts);
 	u->syms = syms;
 	syms__observe(syms, &(struct syms_observer){ on_binary, on_process, u });
 	if (bpf_program__autoload(m->on_exec)) {
@@ -515,10 +516,39 @@ struct unwinder *unwinder__new(struct syms *syms, const struct unwind_bpf *m)
 	return u;
 }
 
-void unwinder__warn_losses(const struct unwinder *u, const struct unwind_counts *c)
+/* The BPF side's counts, added up over the CPUs. */
+static void read_counts(const struct unwinder *u, struct unwind_counts *sum)
 {
+	int ncpus = libbpf_num_possible_cpus();
+	struct unwind_counts *per;
+	__u32 zero = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	per = ncpus > 0 ? calloc(ncpus, sizeof(*per)) : NULL;
+	if (!per || bpf_map_lookup_elem(u->counts_fd, &zero, per)) {
+		free(per);
+		return;
+	}
+	for (int i = 0; i < ncpus; i++) {
+		sum->cfi += per[i].cfi;
+		sum->fp += per[i].fp;
+		sum->truncated += per[i].truncated;
+		sum->unmapped += per[i].unmapped;
+		sum->by_build_id += per[i].by_build_id;
+		sum->py_loops += per[i].py_loops;
+		sum->py_unknown += per[i].py_unknown;
+		sum->py_no_thread += per[i].py_no_thread;
+	}
+	free(per);
+}
+
+void unwinder__warn_losses(const struct unwinder *u)
+{
+	struct unwind_counts counts, *c = &counts;
+
 	if (!u)
 		return;
+	read_counts(u, c);
 	pr_debug("user stacks: %llu walked with CFI, %llu by frame pointers and build-id before "
 		 "their process's mappings were read, %llu cut short; %llu binaries (%llu with CFI, "
 		 "%zu rows, %llu of them with rules it does not follow, where stacks end marked), "

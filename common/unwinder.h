@@ -36,13 +36,14 @@ struct unwind_bpf {
 	struct bpf_map *rows, *procs, *build_ids, *files;
 	struct bpf_program *on_exec, *on_new_area;
 	struct bpf_map *py_procs;	/* the runtimes' (bpf/python.bpf.h) */
+	struct bpf_map *counts;		/* struct unwind_counts, per CPU */
 };
 
 #define UNWIND_BPF(skel)                                                                   \
 	((struct unwind_bpf){ (skel)->maps.unwind_rows, (skel)->maps.unwind_procs,          \
 			      (skel)->maps.unwind_build_ids, (skel)->maps.unwind_files,     \
 			      (skel)->progs.stack_on_exec, (skel)->progs.stack_on_new_area, \
-			      (skel)->maps.py_procs })
+			      (skel)->maps.py_procs, (skel)->maps.unwind_counters })
 
 /*
  * Before the BPF object is loaded: decides whether user stacks are walked
@@ -62,8 +63,8 @@ struct unwinder;
  */
 struct unwinder *unwinder__new(struct syms *syms, const struct unwind_bpf *b);
 
-/* Says on stderr, at exit, what did not fit and how stacks were walked (@counts). */
-void unwinder__warn_losses(const struct unwinder *u, const struct unwind_counts *counts);
+/* Says on stderr, at exit, what did not fit and how stacks were walked. */
+void unwinder__warn_losses(const struct unwinder *u);
 
 /* Stops following @syms and execs, and frees the tables' user-side records. */
 void unwinder__free(struct unwinder *u);

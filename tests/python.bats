@@ -285,6 +285,36 @@ calls() {
 	done
 }
 
+@test "python: names take at most a quarter of --symbol-memory; those refused are counted and [unknown python]" {
+	require_bpf
+	local named unknown
+	for budget in 4 256; do
+		: > "$T/work"
+		/usr/bin/python3.11 "$ROOT/tests/python/many.py" 5 4000 > "$T/work" &
+		WPID=$!
+		wait_for_line "$T/work" '^pid '
+		"$BIN/profile" --json -F 999 --symbol-memory $budget -p "$WPID" 3 > "$T/out.$budget" \
+			2> "$T/err.$budget" || fail "profile failed: $(cat "$T/err.$budget")"
+		stop_bg "$WPID"
+		WPID=
+		# Each name kept takes 2.3 KB: its function (247 characters), its
+		# file (905) and the two as printed (1158).
+		named=$(jq -r '.frames[]' "$T/out.$budget" | grep '^f[0-9]\{5\}_x' | sort -u | wc -l)
+		unknown=$(jq -r '.frames[]' "$T/out.$budget" | grep -c '^\[unknown python\]$' || true)
+		echo "--symbol-memory $budget: $named functions named, $unknown frames unknown" >&3
+		if [ $budget = 4 ]; then
+			# 1 MiB: at most 453 names of 2313 bytes, 441 with what an entry takes besides.
+			[ "$named" -ge 300 ] && [ "$named" -le 455 ] && [ "$unknown" -ge 100 ] ||
+				fail "$named named, $unknown unknown: $(cat "$T/err.$budget")"
+			grep -q 'Python frames are \[unknown python\]: more than 65536 distinct frames, or 1 MiB of their names (a quarter of --symbol-memory)' "$T/err.$budget" ||
+				fail "not said: $(cat "$T/err.$budget")"
+		else
+			[ "$named" -ge 1000 ] && [ "$unknown" = 0 ] ||
+				fail "$named named, $unknown unknown: $(cat "$T/err.$budget")"
+		fi
+	done
+}
+
 @test "python: a fake interpreter whose frame chain loops ends bounded, its hostile name escaped; an unknown version stays native" {
 	require_bpf
 	gcc -O2 -o "$T/fakepy" "$ROOT/tests/python/fakepy.c"

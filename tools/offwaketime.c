@@ -209,7 +209,7 @@ int main(int argc, char **argv)
 	offcpu__warn_lost(&o.obj->bss->lost, o.report.stacks, o.obj->maps.totals_a,
 			  "blocked periods", "stack pairs");
 	syms__warn_losses(o.syms);
-	unwinder__warn_losses(o.unwinder, &o.obj->bss->unwind_counts);
+	unwinder__warn_losses(o.unwinder);
 out:
 	ring_buffer__free(o.pids);
 	stackread__free(o.report.stacks);

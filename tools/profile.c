@@ -361,7 +361,7 @@ int main(int argc, char **argv)
 	err = run__loop(&run);
 	report_losses(&p);
 	syms__warn_losses(p.syms);
-	unwinder__warn_losses(p.unwinder, &p.obj->bss->unwind_counts);
+	unwinder__warn_losses(p.unwinder);
 out:
 	sampler__free(p.sampler);
 	ring_buffer__free(p.pids);
