@@ -106,6 +106,12 @@ struct unwind_walk {
 	struct unwind_mapping late;	/* what it said, if the binary is known: .n rows, or none */
 	struct stack_trace *trace;
 	struct unwind_sps *sps;
+	/*
+	 * This CPU's counts, found once: counted through this pointer, not
+	 * in the walk's own fields, whose every value the verifier would
+	 * tell apart in its steps.
+	 */
+	struct unwind_counts *counts;
 	struct unwind_proc *proc;
 	struct proc_key key;
 };
@@ -199,7 +205,7 @@ static __always_inline long unwind_stop(struct unwind_walk *st, __u64 mark)
 	if (mark)
 		unwind_push(st, mark);
 	if (mark)
-		UNWIND_COUNT(truncated);
+		st->counts->truncated++;
 	st->done = 1;
 	return 1;
 }
@@ -322,7 +328,7 @@ static __always_inline void unwind_ask(struct unwind_walk *st)
 	/* Not read yet: its first count announces it. */
 	if (!p)
 		return;
-	UNWIND_COUNT(unmapped);
+	st->counts->unmapped++;
 	if (!p->asked) {
 		p->asked = 1;
 		proc_announce(&st->key, PROC_MAPS_CHANGED);
@@ -380,7 +386,7 @@ static long unwind_step(__u32 i, void *arg)
 	 */
 	if (st->n >= STACK_MAX_DEPTH) {
 		st->trace->ips[STACK_MAX_DEPTH - 1] |= UNWIND_DEEPER;
-		UNWIND_COUNT(truncated);
+		st->counts->truncated++;
 		st->done = 1;
 		return 1;
 	}
@@ -531,6 +537,9 @@ static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_k
 	st.exact = 1;
 	st.trace = t;
 	st.sps = bpf_map_lookup_elem(&unwind_sps, &zero);
+	st.counts = bpf_map_lookup_elem(&unwind_counters, &zero);
+	if (!st.counts)
+		return 0;
 	st.proc = p;
 	st.key = *k;
 	py_start(k);
@@ -548,7 +557,7 @@ static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_k
 	}
 	/* One step more than there are slots: whether the stack goes on. */
 	bpf_loop(STACK_MAX_DEPTH + 1, unwind_step, &st, 0);
-	UNWIND_COUNT(cfi);
+	st.counts->cfi++;
 	return py_merge(t, st.n);
 }
 
