@@ -16,7 +16,7 @@ go_profile() {
 	: > "$SCRATCH/go.out"
 	for _try in 1 2 3 4 5; do
 		: > "$SCRATCH/go.work"
-		"$WL/go/gowork-$ver-strip" cpu 20 > "$SCRATCH/go.work" &
+		"$WL/go/gowork-$ver-strip" cpu 120 > "$SCRATCH/go.work" &
 		wpid=$!
 		vm_wait "$SCRATCH/go.work" '^ready' $wpid
 		"$BIN/profile" -v -f -F 99 -p $wpid "$@" 2 >> "$SCRATCH/go.out" 2> "$SCRATCH/go.err"

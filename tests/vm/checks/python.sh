@@ -16,13 +16,13 @@ py_line() {
 	grep -n "^def $1(" "$py_root/tmp/cheeses.py" | cut -d: -f1
 }
 
-# py_run NAME TOOL ARGS...: the workload (for up to 60 s: an emulated guest
+# py_run NAME TOOL ARGS...: the workload (for up to 120 s: an emulated guest
 # takes seconds to load a tool), TOOL -p PID ARGS on it for 2 s; output in $SCRATCH/NAME.out and .err, vm_rc TOOL's exit status.
 py_run() {
 	_n=$1
 	shift
 	: > "$SCRATCH/$_n.work"
-	chroot "$py_root" /usr/bin/python3.11 /tmp/cheeses.py 60 > "$SCRATCH/$_n.work" &
+	chroot "$py_root" /usr/bin/python3.11 /tmp/cheeses.py 120 > "$SCRATCH/$_n.work" &
 	_p=$!
 	if ! vm_wait "$SCRATCH/$_n.work" '^pid ' $_p; then
 		vm_rc=98

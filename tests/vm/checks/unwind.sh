@@ -24,15 +24,17 @@ uw_verdict() {
 	if [ "$3" -gt 20 ] && [ $(($2 * 100)) -ge $(($3 * 95)) ] && [ -z "$(vm_leftover "$5")" ]; then
 		result unwind "$1" pass "$2 of $3 whole"
 	else
-		result unwind "$1" fail "$2 of $3 whole: $4"
+		result unwind "$1" fail "$2 of $3 whole: ${uw_gone:-}$4"
 	fi
 }
 
-# uw_profile SECONDS WORKLOAD...: WORKLOAD (it prints "pid PID" first),
-# spinning long enough for the slowest guest (arm64 under emulation) to
-# build the tables before sampling, profiled -v -f for SECONDS at 99 Hz
-# (more profile options in $uw_args): output in uw.out and uw.err, the
-# tool's status in rc; the workload is stopped once profile is done.
+# uw_profile SECONDS WORKLOAD...: WORKLOAD (it prints "pid PID" first)
+# profiled -v -f for SECONDS at 99 Hz (more profile options in $uw_args):
+# output in uw.out and uw.err, the tool's status in rc; the workload is
+# stopped once profile is done. Workloads spin for 120 s, not the 20 they
+# did: an arm64 guest starved beside the suite took longer than that to
+# load profile, whose -p process had then exited (a CI run: no sample in
+# five runs). uw_gone says when a workload ended before profile did.
 uw_profile() {
 	_secs=$1
 	shift
@@ -42,6 +44,7 @@ uw_profile() {
 	vm_wait "$SCRATCH/uw.work" '^pid ' $wpid
 	"$BIN/profile" -v -f -F 99 $uw_args -p $wpid $_secs > "$SCRATCH/uw.out" 2> "$SCRATCH/uw.err"
 	rc=$?
+	kill -0 $wpid 2> /dev/null || uw_gone="the workload exited before profile did; "
 	kill $wpid 2> /dev/null
 	wait $wpid 2> /dev/null
 }
@@ -52,6 +55,7 @@ uw_profile() {
 uw_enough() {
 	_leaf=$1
 	shift
+	uw_gone=
 	: > "$SCRATCH/uw.all"
 	for _try in 1 2 3 4 5; do
 		uw_profile "$@"
@@ -65,7 +69,7 @@ uw_enough() {
 # lost at once in -O2 code, its leaf still sampled (what profile gave
 # before it read CFI).
 uw_args=--unwind=fp
-uw_enough "(nofp_leaf|clock_gettime)" 2 "$WL/nofp" spin 20
+uw_enough "(nofp_leaf|clock_gettime)" 2 "$WL/nofp" spin 120
 uw_args=
 # The leaf, or the clock read it makes: where the clocksource has no vDSO
 # read (hpet in the 5.10 and 6.1 guests) most samples are in the syscall,
@@ -79,7 +83,7 @@ else
 	result unwind profile-fp fail "$1 of $2 whole: rc=$rc $(tail -n 2 "$SCRATCH/uw.err") $(head -c 400 "$SCRATCH/uw.out")"
 fi
 
-uw_enough nofp_leaf 2 "$WL/nofp" spin 20
+uw_enough nofp_leaf 2 "$WL/nofp" spin 120
 # A kernel before 5.17 (no bpf_loop) walks by frame pointers only, which
 # -O2 code has not: every other cell is n/a there, with the tool's reason.
 if grep -q 'user stacks: frame pointers (this kernel has no' "$SCRATCH/uw.err"; then
@@ -105,14 +109,14 @@ ld=$(ls "$WL"/ld-linux-* 2> /dev/null | head -n 1)
 if [ -z "$ld" ] || [ ! -x "$WL/nofp-dyn" ]; then
 	result unwind shared-library fail "no nofp-dyn or loader among the workloads"
 else
-	uw_enough nofplib_leaf 2 "$ld" --library-path "$WL" "$WL/nofp-dyn" lib 20
+	uw_enough nofplib_leaf 2 "$ld" --library-path "$WL" "$WL/nofp-dyn" lib 120
 	set -- $(uw_share "$SCRATCH/uw.out" nofplib_leaf "main;nofp_to_lib;nofplib_outer;nofplib_inner")
 	uw_verdict shared-library "$1" "$2" "rc=$rc $(tail -n 2 "$SCRATCH/uw.err") $(head -c 400 "$SCRATCH/uw.out")" profile
 fi
 
 # Through a signal handler: its leaf, the handler, the kernel's signal
 # trampoline, then the code it interrupted, up to main.
-uw_enough nofp_handler_leaf 3 "$WL/nofp" signal 20
+uw_enough nofp_handler_leaf 3 "$WL/nofp" signal 120
 set -- $(uw_share "$SCRATCH/uw.out" nofp_handler_leaf "main;nofp_waiter;.*;nofp_handler")
 uw_verdict signal "$1" "$2" "rc=$rc $(tail -n 2 "$SCRATCH/uw.err") $(head -c 400 "$SCRATCH/uw.out")" profile
 
@@ -182,14 +186,14 @@ if [ "$(uname -m)" = aarch64 ]; then
 	elif [ ! -x "$WL/nofp-pac" ]; then
 		result unwind pac fail "no nofp-pac among the workloads"
 	else
-		uw_enough nofp_leaf 2 "$WL/nofp-pac" spin 20
+		uw_enough nofp_leaf 2 "$WL/nofp-pac" spin 120
 		set -- $(uw_share "$SCRATCH/uw.out" nofp_leaf "main;nofp_level1;nofp_level2;nofp_level3")
 		uw_verdict pac "$1" "$2" "rc=$rc $(tail -n 2 "$SCRATCH/uw.err") $(head -c 400 "$SCRATCH/uw.out")" profile
 	fi
 fi
 
 # Inlined calls, from the static binary's DWARF.
-uw_enough nofp_inline_host 2 "$WL/nofp" inline 20
+uw_enough nofp_inline_host 2 "$WL/nofp" inline 120
 set -- $(awk '/;nofp_inline_host(;| )/ { all += $NF; if ($0 ~ /;nofp_inline_host;nofp_inl_a_\[i\];nofp_inl_b_\[i\](;| )/) whole += $NF }
 	END { print whole + 0, all + 0 }' "$SCRATCH/uw.out")
 uw_verdict inlined "$1" "$2" "rc=$rc $(tail -n 2 "$SCRATCH/uw.err") $(head -c 400 "$SCRATCH/uw.out")" profile
