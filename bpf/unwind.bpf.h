@@ -370,6 +370,67 @@ static __always_inline bool unwind_trampoline_entry(__u64 code)
 	return op == 0xf3 || op == 0x55 || op == 0xc3 || (code & 0xffffff) == 0xec8348;
 }
 
+/*
+ * A cgo call's C code ran on the thread's stack (g0's), where asmcgocall
+ * left, at the bottom of its frame, how deep in the goroutine's stack it
+ * was called (stack.hi - sp, which survives the stack being copied
+ * meanwhile) and the goroutine, whose g begins with stack.lo, stack.hi.
+ * From there the walk goes on up the goroutine's stack, lower in memory:
+ * the one step down a walk takes, checked against the goroutine's bounds.
+ */
+/* Goroutine @g's stack, [*lo, *hi), if it reads as one. */
+static __always_inline bool unwind_go_stack(__u64 g, __u64 *lo, __u64 *hi)
+{
+	return unwind_read(lo, g) && unwind_read(hi, g + 8) && *hi > *lo &&
+	       *hi - *lo <= (1ULL << 30);
+}
+
+static __always_inline bool unwind_go_cgocall(struct unwind_walk *st, const struct unwind_row *r)
+{
+	__u64 at = st->sp + r->cfa_off, depth, g, lo, hi, sp, fp = st->fp, ra;
+
+	if (!unwind_read(&depth, at) || !unwind_read(&g, at + 8) || !unwind_go_stack(g, &lo, &hi))
+		return false;
+	sp = hi - depth;
+	if (depth > hi - lo || (sp & 7))
+		return false;
+	if (r->fp_slot) {
+		if (!unwind_read(&fp, sp))
+			return false;
+		sp += 8;
+	}
+	if (!unwind_read(&ra, sp) || !ra)
+		return false;
+	st->sp = sp + 8;
+	st->fp = fp;
+	st->ip = ra;
+	st->exact = 0;
+	return true;
+}
+
+/*
+ * mcall(fn) saved where its caller was in the goroutine's g.sched (sp,
+ * pc, then bp), and called fn(g) on the thread's stack, g at the bottom
+ * of its frame: a parked goroutine's thread, in the scheduler, leads back
+ * into the goroutine's stack, as Go's own traceback goes.
+ */
+static __always_inline bool unwind_go_mcall(struct unwind_walk *st, const struct unwind_row *r)
+{
+	__u64 g, lo, hi, sched, sp, pc, fp;
+
+	if (!unwind_read(&g, st->sp) || !unwind_go_stack(g, &lo, &hi))
+		return false;
+	sched = g + r->cfa_off;
+	if (!unwind_read(&sp, sched) || !unwind_read(&pc, sched + 8) ||
+	    !unwind_read(&fp, sched + 8 * r->fp_slot) || sp < lo || sp >= hi || (sp & 7) || !pc)
+		return false;
+	st->sp = sp;
+	st->fp = fp;
+	st->ip = pc;
+	st->exact = 0;
+	return true;
+}
+
 static long unwind_step(__u32 i, void *arg)
 {
 	struct unwind_walk *st = arg;
@@ -471,6 +532,15 @@ static long unwind_step(__u32 i, void *arg)
 		st->sp = cfa;
 		st->ip = UNWIND_CODE(ra);
 		st->exact = 0;
+		return 0;
+	case UNWIND_CFA_GO_CGOCALL:
+		/* Stopped in it, the stack may not be switched yet (or back). */
+		if (st->exact || !unwind_go_cgocall(st, r))
+			return unwind_fp_step(st);
+		return 0;
+	case UNWIND_CFA_GO_MCALL:
+		if (st->exact || !unwind_go_mcall(st, r))
+			return unwind_fp_step(st);
 		return 0;
 	case UNWIND_END:
 		return unwind_stop(st, 0);

@@ -32,6 +32,21 @@ enum unwind_cfa {
 	 * (unwind.bpf.h).
 	 */
 	UNWIND_CFA_TRAMPOLINE,
+	/*
+	 * x86-64 Go's runtime.asmcgocall, where a cgo call returns on the
+	 * thread's own stack: its caller is on the goroutine's stack, at
+	 * g.stack.hi less the depth it saved cfa_off bytes up its frame (g
+	 * 8 bytes above); fp_slot 1: the caller's frame pointer first there,
+	 * then the return address.
+	 */
+	UNWIND_CFA_GO_CGOCALL,
+	/*
+	 * x86-64 Go's runtime.mcall, whose function runs on the thread's
+	 * stack, the goroutine (g) at its frame's bottom: its caller's stack
+	 * pointer, return address and frame pointer are in g.sched, cfa_off
+	 * bytes into g (the frame pointer fp_slot words further).
+	 */
+	UNWIND_CFA_GO_MCALL,
 };
 
 /*

@@ -669,6 +669,90 @@ static int go_row(void *ctx, uint64_t pc, int32_t sp)
 	return add_row(g->t, g->max, pc, r);
 }
 
+/* Where in @code (@n bytes) @pat is, or NULL. */
+static const uint8_t *find(const uint8_t *code, size_t n, const char *pat, size_t len)
+{
+	for (size_t i = 0; i + len <= n; i++)
+		if (!memcmp(code + i, pat, len))
+			return code + i;
+	return NULL;
+}
+
+/*
+ * x86-64 runtime.asmcgocall, which calls C on the thread's stack: its row
+ * (UNWIND_CFA_GO_CGOCALL), with where it saves how deep in the goroutine's
+ * stack it was called and the goroutine (unwind.h), read from its code, as
+ * they moved between Go releases (1.19: 40 and 48 bytes up its frame, above
+ * Windows' register room; 1.24: 0 and 8), and whether it pushed a frame
+ * pointer before it took the stack pointer (1.24 does). False if its code
+ * is not as known (its wrapper for Go's register ABI, or a Go to come).
+ */
+static bool go_cgocall_row(int fd, Elf *elf, const struct gofunc *f, struct unwind_row *r)
+{
+	/* sub %rdx, %rdi (stack.hi - sp); then mov %rdi, (%rsp) or mov %rdi, disp8(%rsp) */
+	static const char depth[] = "\x48\x29\xd7\x48\x89", sp_disp8[] = "\x7c\x24",
+			  sp_zero[] = "\x3c\x24", save_g[] = "\x48\x89\x7c\x24";
+	uint8_t code[192], g_store[5];
+	size_t n = f->end - f->entry < sizeof(code) ? f->end - f->entry : sizeof(code);
+	const uint8_t *d;
+	int off;
+
+	if (f->end <= f->entry || elffile__read(elf, fd, f->entry, code, n))
+		return false;
+	d = find(code, n, depth, 5);
+	if (!d || d + 8 > code + n)
+		return false;
+	if (!memcmp(d + 5, sp_zero, 2))
+		off = 0;
+	else if (!memcmp(d + 5, sp_disp8, 2) && !(d[7] & 0x87))
+		off = d[7];
+	else
+		return false;
+	/* The goroutine, saved just above it before. */
+	memcpy(g_store, save_g, 4);
+	g_store[4] = off + 8;
+	if (!find(code, d - code, (const char *)g_store, 5))
+		return false;
+	/* push %rbp; mov %rsp, %rbp first: its caller's frame pointer, then the return address. */
+	*r = (struct unwind_row){ .cfa_off = off, .fp_slot = !memcmp(code, "\x55\x48\x89\xe5", 4),
+				  .cfa_ra = UNWIND_CFA_GO_CGOCALL };
+	return true;
+}
+
+/*
+ * x86-64 runtime.mcall: its row (UNWIND_CFA_GO_MCALL), with where g.sched
+ * is, read from its code as it stores its caller's pc, sp and bp there
+ * (mov %rbx, N(%r14), g in r14), then pushes g and calls fn. False if its
+ * code is not as known.
+ */
+static bool go_mcall_row(int fd, Elf *elf, const struct gofunc *f, struct unwind_row *r)
+{
+	/* push %rax; mov (%rdx), %r12; call *%r12 */
+	static const char call_fn[] = "\x50\x4c\x8b\x22\x41\xff\xd4", rbx_to_g[] = "\x49\x89\x5e",
+			  rbp_to_g[] = "\x49\x89\x6e";
+	uint8_t code[128];
+	size_t n = f->end - f->entry < sizeof(code) ? f->end - f->entry : sizeof(code);
+	const uint8_t *at[3], *p = code;
+
+	if (f->end <= f->entry || elffile__read(elf, fd, f->entry, code, n) ||
+	    !find(code, n, call_fn, 7))
+		return false;
+	for (int i = 0; i < 3; i++) {
+		at[i] = find(p, code + n - p, rbx_to_g, 3);
+		/* The frame pointer stored as it is (1.19), or its caller's through %rbx (1.21 on). */
+		if (i == 2 && !at[i])
+			at[i] = find(p, code + n - p, rbp_to_g, 3);
+		if (!at[i] || at[i] + 4 > code + n)
+			return false;
+		p = at[i] + 4;
+	}
+	/* pc (sched + 8), then sp (sched), then bp (sched + 48), as gobuf has them. */
+	if (at[1][3] + 8 != at[0][3] || at[2][3] != at[1][3] + 48 || at[1][3] > 127)
+		return false;
+	*r = (struct unwind_row){ .cfa_off = at[1][3], .fp_slot = 6, .cfa_ra = UNWIND_CFA_GO_MCALL };
+	return true;
+}
+
 int cfi__build_go(int fd, Elf *elf, size_t max_rows, struct cfi_table *t)
 {
 	struct go_rows g = { t, max_rows, arch_of(elf) == &aarch64 };
@@ -683,6 +767,7 @@ int cfi__build_go(int fd, Elf *elf, size_t max_rows, struct cfi_table *t)
 	if (err)
 		return err == -ENOTSUP ? -ENOENT : err;
 	for (size_t i = 0; i < gopclntab__count(go) && !err; i++) {
+		struct unwind_row r;
 		struct gofunc f;
 
 		if (gopclntab__func(go, i, &f))
@@ -690,7 +775,10 @@ int cfi__build_go(int fd, Elf *elf, size_t max_rows, struct cfi_table *t)
 		if (!t->n)
 			t->base = f.entry;
 		/* Where Go's traceback ends; code that moves the stack pointer: frame pointers. */
-		if (f.flags & GOFUNC_TOPFRAME)
+		if (!g.arm64 && ((!strcmp(f.name, "runtime.asmcgocall") && go_cgocall_row(fd, elf, &f, &r)) ||
+				 (!strcmp(f.name, "runtime.mcall") && go_mcall_row(fd, elf, &f, &r))))
+			err = add_row(t, max_rows, f.entry, r);
+		else if (f.flags & GOFUNC_TOPFRAME)
 			err = add_row(t, max_rows, f.entry, (struct unwind_row){ .cfa_ra = UNWIND_END });
 		else if (f.flags & GOFUNC_SPWRITE)
 			err = add_row(t, max_rows, f.entry, (struct unwind_row){ .cfa_ra = UNWIND_NONE });
@@ -705,6 +793,47 @@ int cfi__build_go(int fd, Elf *elf, size_t max_rows, struct cfi_table *t)
 	gopclntab__free(go);
 	if (err)
 		cfi__free(t);
+	return err;
+}
+
+int cfi__add_go(int fd, Elf *elf, size_t max_rows, struct cfi_table *t)
+{
+	struct unwind_row c = { .cfa_ra = UNWIND_NONE }, g = c;
+	struct cfi_table go, m = {};
+	size_t i = 0, j = 0;
+	int err;
+
+	if (!section(elf, ".gopclntab", &(GElf_Shdr){}))
+		return -ENOENT;
+	err = cfi__build_go(fd, elf, max_rows, &go);
+	if (err)
+		return err;
+	if (!go.n) {
+		cfi__free(&go);
+		return -ENOENT;
+	}
+	m.base = t->n && t->base < go.base ? t->base : go.base;
+	/* At each address where either changes, C's rule where it has one, else Go's. */
+	while (!err && (i < t->n || j < go.n)) {
+		uint64_t a = i < t->n ? t->base + t->rows[i].pc : UINT64_MAX;
+		uint64_t b = j < go.n ? go.base + go.rows[j].pc : UINT64_MAX;
+		uint64_t at = a < b ? a : b;
+
+		if (a == at)
+			c = t->rows[i++];
+		if (b == at)
+			g = go.rows[j++];
+		err = add_row(&m, max_rows, at, UNWIND_ROW_CFA(&c) != UNWIND_NONE ? c : g);
+	}
+	if (err) {
+		cfi__free(&m);
+	} else {
+		m.fdes = t->fdes + go.fdes;
+		m.unsupported = t->unsupported + go.unsupported;
+		cfi__free(t);
+		*t = m;
+	}
+	cfi__free(&go);
 	return err;
 }
 

@@ -43,6 +43,15 @@ int cfi__build(Elf *elf, Elf *debug, size_t max_rows, struct cfi_table *t);
 int cfi__build_go(int fd, Elf *elf, size_t max_rows, struct cfi_table *t);
 
 /*
+ * Adds to @t, built by cfi__build() from a cgo binary's .eh_frame (which
+ * describes only its C code), the rows of its Go code from the pclntab
+ * (as cfi__build_go()), wherever @t has none. @t is left as it was when
+ * they do not fit in @max_rows. 0, -ENOENT when @elf has no Go, or
+ * negative errno.
+ */
+int cfi__add_go(int fd, Elf *elf, size_t max_rows, struct cfi_table *t);
+
+/*
  * The function whose call-frame information (an FDE of .eh_frame) covers
  * @addr: [*start, *end), the end being the next function's start where
  * only that bounds it. 0, -ENOENT, or negative errno.

@@ -141,10 +141,15 @@ static void on_binary_rows(struct unwinder *u, struct table *t, const char *path
 	int err = cfi__build(elf, debug, u->rows_cap - u->rows_used, &c);
 	bool go = false;
 
-	/* Go emits no .eh_frame: its own table says where each frame is. */
+	/*
+	 * Go emits no .eh_frame: its own table says where each frame is. A
+	 * cgo binary's .eh_frame is its C code's alone: Go's rows fill the rest.
+	 */
 	if (err == -ENOENT) {
 		err = cfi__build_go(fd, elf, u->rows_cap - u->rows_used, &c);
 		go = !err;
+	} else if (!err) {
+		go = !cfi__add_go(fd, elf, u->rows_cap - u->rows_used, &c);
 	}
 
 	if (!err && c.n > UNWIND_MAX_BINARY_ROWS) {
@@ -176,7 +181,7 @@ static void on_binary_rows(struct unwinder *u, struct table *t, const char *path
 	u->with_cfi++;
 	u->unsupported += c.unsupported;
 	pr_debug("%s: %zu unwind rows for %zu functions%s", path, c.n, c.fdes,
-		 go ? ", from Go's pclntab" : "");
+		 go ? ", Go's from its pclntab" : "");
 	cfi__free(&c);
 }
 

@@ -87,15 +87,13 @@ CHAIN="runtime.main;main.main;main.goCallerGamma;main.goInlinedBeta_\[i\];main.g
 	# one in the scheduler, which is what the kernel sees go off-CPU.
 	grep -qE ';runtime\.findRunnable;.*runtime\.(netpoll|stopm)' "$T/folded" ||
 		fail "$(sort -t' ' -k2 -nr "$T/folded" | head)"
-	# The goroutine appears only as the one whose parking sent its thread
-	# into the scheduler: above runtime.mcall, where the walk crossed it
-	# (the frame pointer mcall leaves leads back to it), or the stack ends
-	# marked at mcall (a CI run crossed it in none of its stacks, as
-	# offwaketime's test below saw in about one run in five). Nothing else
-	# is above mcall. Crossing every time takes reading the goroutine's
-	# saved state, as Go's own traceback does.
-	awk '/;runtime\.mcall;/ && !/^[^;]*;(.*;main\.goSleeperDelta;time\.Sleep;runtime\.gopark|\[truncated:[^;]*\]);runtime\.mcall;runtime\.park_m;runtime\.schedule;/ { bad++ }
-	     /;runtime\.mcall;/ { n++ } END { exit !(n && !bad) }' "$T/folded" ||
+	# The goroutine appears as the one whose parking sent its thread into
+	# the scheduler: above runtime.mcall, whose saved state (g.sched) the
+	# walk crosses to, as Go's own traceback does, whole from goexit.
+	# (Before, by the frame pointer mcall leaves, which it clears as often
+	# as not: a CI run crossed it in none of its stacks.)
+	awk '/;runtime\.mcall;/ && !/^[^;]*;runtime\.goexit;.*;runtime\.gopark;runtime\.mcall;runtime\.park_m;runtime\.schedule;/ { bad++ }
+	     /;main\.goSleeperDelta;time\.Sleep;runtime\.gopark;runtime\.mcall;/ { n++ } END { exit !(n && !bad) }' "$T/folded" ||
 		fail "$(grep ';runtime\.mcall;' "$T/folded" | sort -t' ' -k2 -nr | head)"
 	run grep -vE 'main\.goSleeperDelta;time\.Sleep;runtime\.gopark;runtime\.mcall;' "$T/folded"
 	refute_output --partial goSleeperDelta
@@ -164,14 +162,14 @@ named_go() {
 		WPID=
 		named_go "$T/$kind.woken" "$kind offwaketime"
 		# The goroutine's sleep, parked, its thread then in the scheduler:
-		# the blocked stack from mcall to where it looks for work, and from
-		# goexit where the walk crossed mcall (mcall clears the frame
-		# pointer as it moves to the scheduler's stack: about one run in
-		# five, no thread's stack crossed it, and each ended marked there).
+		# the blocked stack from mcall to where it looks for work, whole
+		# from goexit across mcall's switch of stacks.
 		cut -d';' -f2- "$T/$kind.woken" |
-			grep -oE '^(runtime\.goexit;runtime\.main;main\.main;main\.goSleeperDelta;[^-]*|\[truncated:[^;]*\]);runtime\.mcall;runtime\.park_m;runtime\.schedule;runtime\.findRunnable;' |
-			sed 's/^.*;runtime\.mcall;/runtime.mcall;/' | sort -u > "$T/$kind.slept"
+			grep -oE '^runtime\.goexit;runtime\.main;main\.main;main\.goSleeperDelta;time\.Sleep;runtime\.gopark;runtime\.mcall;runtime\.park_m;runtime\.schedule;runtime\.findRunnable;' |
+			sort -u > "$T/$kind.slept"
 		[ -s "$T/$kind.slept" ] || fail "$kind: $(sort -t' ' -k2 -nr "$T/$kind.woken" | head -5)"
+		run grep -E '\[truncated:[^;]*\];runtime\.mcall;' "$T/$kind.woken"
+		assert_failure
 		# And someone woke the thread: the other side of every stack is there.
 		awk '/;--;/ { n++ } END { exit !(n && n == NR) }' "$T/$kind.woken" ||
 			fail "$kind: $(head -5 "$T/$kind.woken")"
@@ -180,6 +178,55 @@ named_go() {
 	diff "$T/full.fromsvg.stacks" "$T/strip.fromsvg.stacks" || fail "SVG: stripped names differ"
 	diff "$T/full.fromjson.stacks" "$T/full.fromsvg.stacks" || fail "JSON and SVG differ"
 	diff "$T/full.slept" "$T/strip.slept" || fail "offwaketime: stripped names differ"
+}
+
+# cgo_whole FOLDED MARK CHAIN: of FOLDED's counts through MARK (an awk
+# regular expression), 95% (and at least 150) with CHAIN from the thread's root.
+cgo_whole() {
+	awk -v mark="$2" -v whole="^[^;]*;$3" '
+		$0 ~ mark { all += $NF; if ($0 ~ whole) n += $NF }
+		END { printf "%s: %d of %d whole\n", FILENAME, n, all
+		      exit !(all >= 150 && n * 100 >= 95 * all) }' "$1"
+}
+
+@test "go: a cgo program's stacks whole, stripped or not: Go's code by its pclntab, C's by CFI, C called from Go up to its Go callers" {
+	require_bpf
+	local go_chain='runtime\.goexit;runtime\.main;main\.main;main\.goCamembert;main\.goRoquefort( |;)'
+	local c_chain='runtime\.goexit;runtime\.main;main\.main;main\.goLivarot;main\._Cfunc_livarot_outer;runtime\.cgocall;runtime\.asmcgocall;'
+	for ver in $GOVERS; do
+		for kind in full strip; do
+			# A frameless Go leaf: its caller, which frame pointers lose, is
+			# found only by Go's table, which a binary with .eh_frame (its C
+			# code's) did not use.
+			gowork "$GW/cgocheese-$ver-$kind" go 3
+			"$BIN/profile" -p "$WPID" -F 499 -f 1 > "$T/go" 2> "$T/err" ||
+				fail "profile failed: $(cat "$T/err")"
+			stop_bg "$WPID"
+			WPID=
+			cgo_whole "$T/go" ';main\.goRoquefort( |;)' "$go_chain" ||
+				fail "Go $ver $kind: $(sort -t' ' -k2 -nr "$T/go" | head -3)"
+			# C without frame pointers on the thread's stack, called from a
+			# goroutine's: the walk crosses from one to the other.
+			gowork "$GW/cgocheese-$ver-$kind" c 3
+			"$BIN/profile" -p "$WPID" -F 499 -f 1 > "$T/c" 2> "$T/err" ||
+				fail "profile failed: $(cat "$T/err")"
+			stop_bg "$WPID"
+			WPID=
+			cgo_whole "$T/c" ';runtime\.asmcgocall;' "$c_chain" ||
+				fail "Go $ver $kind: $(sort -t' ' -k2 -nr "$T/c" | head -3)"
+			[ $kind = strip ] ||
+				cgo_whole "$T/c" ';runtime\.asmcgocall;' "${c_chain}_cgo_[0-9a-f]*_Cfunc_livarot_outer;livarot_outer;livarot_leaf( |;)" ||
+				fail "Go $ver: $(sort -t' ' -k2 -nr "$T/c" | head -3)"
+		done
+		# Blocked in C: offcputime's stack of the sleep, whole up to the goroutine's root.
+		gowork "$GW/cgocheese-$ver-full" nap 4
+		"$BIN/offcputime" -p "$WPID" -U -f 2 > "$T/nap" 2> "$T/err" ||
+			fail "offcputime failed: $(cat "$T/err")"
+		stop_bg "$WPID"
+		WPID=
+		cgo_whole "$T/nap" ';pontleveque_nap;' 'runtime\.goexit;runtime\.main;main\.main;main\.goPontleveque;main\._Cfunc_pontleveque_nap;runtime\.cgocall;runtime\.asmcgocall;(_cgo_[0-9a-f]*_Cfunc_pontleveque_nap;)?pontleveque_nap;' ||
+			fail "Go $ver: $(sort -t' ' -k2 -nr "$T/nap" | head -3)"
+	done
 }
 
 @test "go: a pclntab layout it does not read is said, its functions not misnamed" {

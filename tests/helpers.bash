@@ -122,7 +122,7 @@ go_workloads() {
 	local new
 	new=$("$ROOT/tests/go/fetch" 1.24 "$BUILD/cache/go") ||
 		fail "cannot fetch Go 1.24 from Debian trixie"
-	GOVERS=$("$ROOT/tests/go/build" "$BUILD/tests/go" "$(go env GOROOT)" "$new" | tr '\n' ' ')
+	GOVERS=$(CGO=1 "$ROOT/tests/go/build" "$BUILD/tests/go" "$(go env GOROOT)" "$new" | tr '\n' ' ')
 	export GOVERS
 }
 
