@@ -537,6 +537,109 @@ static int add_fde(struct cfi_table *t, size_t max, const struct arch *a, Dwarf_
 	return addr < limit ? add_row(t, max, addr, (struct unwind_row){ .cfa_ra = UNWIND_NONE }) : 0;
 }
 
+/*
+ * Merges @add into @t: at each address where either changes, @t's rule
+ * where it has one, else @add's. @add is freed; @t is left as it was when
+ * the merge does not fit in @max rows.
+ */
+static int merge(struct cfi_table *t, struct cfi_table *add, size_t max)
+{
+	struct unwind_row a = { .cfa_ra = UNWIND_NONE }, b = a;
+	struct cfi_table m = {};
+	size_t i = 0, j = 0;
+	int err = 0;
+
+	m.base = t->n && t->base < add->base ? t->base : add->base;
+	while (!err && (i < t->n || j < add->n)) {
+		uint64_t x = i < t->n ? t->base + t->rows[i].pc : UINT64_MAX;
+		uint64_t y = j < add->n ? add->base + add->rows[j].pc : UINT64_MAX;
+		uint64_t at = x < y ? x : y;
+
+		if (x == at)
+			a = t->rows[i++];
+		if (y == at)
+			b = add->rows[j++];
+		err = add_row(&m, max, at, UNWIND_ROW_CFA(&a) != UNWIND_NONE ? a : b);
+	}
+	if (err) {
+		cfi__free(&m);
+	} else {
+		m.fdes = t->fdes + add->fdes;
+		m.unsupported = t->unsupported + add->unsupported;
+		cfi__free(t);
+		*t = m;
+	}
+	cfi__free(add);
+	return err;
+}
+
+/* Does @t, built from .eh_frame, describe the code at @addr? */
+static bool described(const struct cfi_table *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->n;
+
+	if (!t->n || addr < t->base || addr - t->base > UINT32_MAX)
+		return false;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].pc <= addr - t->base)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return t->rows[lo].pc <= addr - t->base && UNWIND_ROW_CFA(&t->rows[lo]) != UNWIND_NONE;
+}
+
+/*
+ * The functions of @elf (or of its @debug file) that only a .debug_frame
+ * describes, beside those of its .eh_frame in @t: objects built with -g
+ * but without unwind tables (-fno-asynchronous-unwind-tables), linked
+ * into a binary whose other code has them. Only their rows are built
+ * (the rest .eh_frame has), and merged where @t has none.
+ */
+static int add_debug_frame(struct cfi_table *t, size_t max, const struct arch *a, Elf *elf,
+			   Elf *debug, uint64_t *work)
+{
+	struct cfi_table d = {};
+	struct fde *fdes = NULL;
+	size_t n = 0, kept = 0;
+	Dwarf_CFI *cfi;
+	Dwarf *dw;
+	Elf *df;
+	int err = 0;
+
+	df = !debug_frame_fdes(elf, &fdes, &n) ? elf :
+	     debug && !debug_frame_fdes(debug, &fdes, &n) ? debug : NULL;
+	if (!df)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!described(t, fdes[i].start))
+			fdes[kept++] = fdes[i];
+	dw = kept ? dwarf_begin_elf(df, DWARF_C_READ, NULL) : NULL;
+	cfi = dw ? dwarf_getcfi(dw) : NULL;
+	if (cfi) {
+		d.base = fdes[0].start;
+		for (size_t i = 0; i < kept && !err; i++) {
+			if (i && fdes[i].start == fdes[i - 1].start)
+				continue;
+			err = add_fde(&d, max, a, cfi, &fdes[i],
+				      i + 1 < kept ? fdes[i + 1].start : UINT64_MAX, work);
+			d.fdes++;
+		}
+		if (!err && d.n && UNWIND_ROW_CFA(&d.rows[d.n - 1]) != UNWIND_NONE)
+			err = add_row(&d, max, fdes[kept - 1].end,
+				      (struct unwind_row){ .cfa_ra = UNWIND_NONE });
+		err = err ?: merge(t, &d, max);
+	}
+	cfi__free(&d);
+	if (dw)
+		dwarf_end(dw);
+	free(fdes);
+	/* Too many rows for the room left: .eh_frame's alone. */
+	return err == -E2BIG ? 0 : err;
+}
+
 int cfi__function(Elf *elf, uint64_t addr, uint64_t *start, uint64_t *end)
 {
 	size_t n = 0, lo = 0, hi;
@@ -574,11 +677,13 @@ int cfi__build(Elf *elf, Elf *debug, size_t max_rows, struct cfi_table *t)
 	Dwarf_CFI *cfi = NULL;
 	Dwarf *dw = NULL;
 	uint64_t work = 0;
+	bool go, eh_frame;
 	int err;
 
 	memset(t, 0, sizeof(*t));
 	if (!a)
 		return -ENOTSUP;
+	go = section(elf, ".gopclntab", &(GElf_Shdr){});
 	err = hdr_fdes(elf, &fdes, &n);
 	if (err)
 		err = eh_frame_fdes(elf, &fdes, &n);
@@ -603,7 +708,6 @@ int cfi__build(Elf *elf, Elf *debug, size_t max_rows, struct cfi_table *t)
 		 * own: Go's pclntab (cfi__build_go()) says more, its assembly
 		 * stack switches (mcall, clone) included.
 		 */
-		bool go = section(elf, ".gopclntab", &(GElf_Shdr){});
 		Elf *df = !go && !debug_frame_fdes(elf, &fdes, &n) ? elf :
 			  debug && !debug_frame_fdes(debug, &fdes, &n) ? debug : NULL;
 
@@ -629,11 +733,15 @@ int cfi__build(Elf *elf, Elf *debug, size_t max_rows, struct cfi_table *t)
 	/* Past the last function, nothing is known. */
 	if (!err && t->n && UNWIND_ROW_CFA(&t->rows[t->n - 1]) != UNWIND_NONE && fdes[n - 1].end)
 		err = add_row(t, max_rows, fdes[n - 1].end, (struct unwind_row){ .cfa_ra = UNWIND_NONE });
+	eh_frame = !dw;
 	if (dw)
 		dwarf_end(dw);
 	else
 		dwarf_cfi_end(cfi);
 	free(fdes);
+	/* Go's .debug_frame is its pclntab's poorer copy (cfi__add_go()). */
+	if (!err && eh_frame && !go)
+		err = add_debug_frame(t, max_rows, a, elf, debug, &work);
 	if (err)
 		cfi__free(t);
 	return err;
@@ -798,9 +906,7 @@ int cfi__build_go(int fd, Elf *elf, size_t max_rows, struct cfi_table *t)
 
 int cfi__add_go(int fd, Elf *elf, size_t max_rows, struct cfi_table *t)
 {
-	struct unwind_row c = { .cfa_ra = UNWIND_NONE }, g = c;
-	struct cfi_table go, m = {};
-	size_t i = 0, j = 0;
+	struct cfi_table go;
 	int err;
 
 	if (!section(elf, ".gopclntab", &(GElf_Shdr){}))
@@ -812,29 +918,8 @@ int cfi__add_go(int fd, Elf *elf, size_t max_rows, struct cfi_table *t)
 		cfi__free(&go);
 		return -ENOENT;
 	}
-	m.base = t->n && t->base < go.base ? t->base : go.base;
-	/* At each address where either changes, C's rule where it has one, else Go's. */
-	while (!err && (i < t->n || j < go.n)) {
-		uint64_t a = i < t->n ? t->base + t->rows[i].pc : UINT64_MAX;
-		uint64_t b = j < go.n ? go.base + go.rows[j].pc : UINT64_MAX;
-		uint64_t at = a < b ? a : b;
-
-		if (a == at)
-			c = t->rows[i++];
-		if (b == at)
-			g = go.rows[j++];
-		err = add_row(&m, max_rows, at, UNWIND_ROW_CFA(&c) != UNWIND_NONE ? c : g);
-	}
-	if (err) {
-		cfi__free(&m);
-	} else {
-		m.fdes = t->fdes + go.fdes;
-		m.unsupported = t->unsupported + go.unsupported;
-		cfi__free(t);
-		*t = m;
-	}
-	cfi__free(&go);
-	return err;
+	/* C's rule where .eh_frame has one, else Go's. */
+	return merge(t, &go, max_rows);
 }
 
 void cfi__free(struct cfi_table *t)

@@ -103,7 +103,23 @@ $(OUTPUT)/tests/libdframez.so: tests/nofp/nofplib.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(NOFP_DFRAME) -gz=zlib -fPIC -shared $< -o $@
 
-check workloads: $(OUTPUT)/tests/libdframe.so $(OUTPUT)/tests/libdframez.so
+# And with .debug_frame for nofplib.c's functions, .eh_frame for another
+# object's: one binary with both, each describing its own code.
+$(OUTPUT)/obj/tests/dmixed-lib.o: tests/nofp/nofplib.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(NOFP_DFRAME) -fPIC -c $< -o $@
+
+$(OUTPUT)/obj/tests/dmixed-cfi.o: tests/nofp/withcfi.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -O2 -Wall -fPIC -c $< -o $@
+
+$(OUTPUT)/tests/libdmixed.so: $(OUTPUT)/obj/tests/dmixed-lib.o $(OUTPUT)/obj/tests/dmixed-cfi.o | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) -shared $^ -o $@
+
+check workloads: $(OUTPUT)/tests/libdframe.so $(OUTPUT)/tests/libdframez.so $(OUTPUT)/tests/libdmixed.so
 endif
 
 check workloads: $(OUTPUT)/tests/nofp

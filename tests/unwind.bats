@@ -330,6 +330,25 @@ while time.time() < end:
 	done
 }
 
+@test "unwind: a library with .eh_frame for some of its code and only .debug_frame for the rest" {
+	require_bpf
+	readelf -SW "$WL/libdmixed.so" > "$T/sections"
+	grep -q ' .eh_frame_hdr ' "$T/sections" || fail "no .eh_frame_hdr: $(cat "$T/sections")"
+	grep -q ' .debug_frame ' "$T/sections" || fail "no .debug_frame: $(cat "$T/sections")"
+	# nofplib's functions described in .debug_frame, not in .eh_frame.
+	leaf=$(nm "$WL/libdmixed.so" | awk '$3 == "nofplib_leaf" { print $1 }')
+	[ -n "$leaf" ] || fail "no nofplib_leaf"
+	readelf --debug-dump=frames "$WL/libdmixed.so" 2> /dev/null |
+		awk -v fde="pc=$leaf[.][.]" '/^Contents of the .eh_frame section/ { eh = 1 }
+		     /^Contents of the .debug_frame section/ { eh = 0 }
+		     / FDE / && $0 ~ fde { if (eh) bad = 1; else found = 1 } END { exit !(found && !bad) }' ||
+		fail "nofplib_leaf ($leaf): $(readelf --debug-dump=frames "$WL/libdmixed.so" | grep -E 'Contents|FDE')"
+	start "$NOFP" dlopen "$WL/libdmixed.so" 5
+	"$BIN/profile" -p "$WPID" -F 199 -f 4 > "$T/folded" 2>/dev/null
+	grep -q '^loaded' "$T/work"
+	share "$T/folded" nofplib_leaf "main;nofp_dlopened;nofplib_outer;nofplib_inner"
+}
+
 @test "unwind: a process with more executable mappings than the map holds keeps libc's, the loader's and the vDSO's" {
 	require_bpf
 	start "$NOFP" maps 400 8

@@ -206,7 +206,7 @@ static void fuzz_debuginfo(const uint8_t *data, size_t size)
 	close(rootfd);
 }
 
-/* Unwind rows from the file's CFI and from Go's pclntab, and CPython's interpreter. */
+/* Unwind rows from the file's CFI and from Go's pclntab, the two merged (cgo), and CPython's interpreter. */
 static void fuzz_unwind(const uint8_t *data, size_t size)
 {
 	int fd = memfd_create("fuzz", MFD_CLOEXEC);
@@ -218,8 +218,10 @@ static void fuzz_unwind(const uint8_t *data, size_t size)
 	if (fd < 0)
 		return;
 	if (write(fd, data, size) == (ssize_t)size && !elffile__begin(fd, &elf)) {
-		if (!cfi__build(elf, NULL, 1 << 20, &t))
+		if (!cfi__build(elf, NULL, 1 << 20, &t)) {
+			cfi__add_go(fd, elf, 1 << 20, &t);
 			cfi__free(&t);
+		}
 		if (!cfi__build_go(fd, elf, 1 << 20, &t))
 			cfi__free(&t);
 		cfi__function(elf, size ? data[size / 2] << 12 : 0, &lo, &hi);
