@@ -2,10 +2,13 @@
 /*
  * The unwind rows common/cfi.c builds for a binary, for tests and the
  * benchmark: how many, of which kinds, how long it took; with addresses,
- * the row in force at each (its pc and rules).
- * usage: cfidump FILE [ADDR...]
+ * the row in force at each (its pc and rules); with -a, every row. A Go
+ * binary's come from its pclntab, a cgo binary's from both.
+ * usage: cfidump FILE [ADDR...] | cfidump -a FILE
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +20,16 @@
 
 static const char *const kinds[] = {
 	"none", "cfa-sp", "cfa-fp", "plt", "signal", "end", "unsupported", "cfa-sp-ra-low",
+	"trampoline", "go-cgocall", "go-mcall",
 };
+
+/* Row @r in force from @addr: its kind, CFA offset, and where fp and the return address are. */
+static void print_row(uint64_t addr, const struct unwind_row *r)
+{
+	printf("%llx: %s cfa_off %d fp_off %lld ra_off %lld\n", (unsigned long long)addr,
+	       kinds[UNWIND_ROW_CFA(r)], r->cfa_off, (long long)UNWIND_ROW_FP_OFF(r),
+	       (long long)UNWIND_ROW_RA_OFF(r));
+}
 
 static double now(void)
 {
@@ -32,9 +44,12 @@ int main(int argc, char **argv)
 	size_t count[sizeof(kinds) / sizeof(kinds[0])] = {};
 	struct cfi_table t;
 	double t0 = now();
+	bool all = argc > 1 && !strcmp(argv[1], "-a");
 	int fd, err;
 	Elf *elf;
 
+	argv += all;
+	argc -= all;
 	if (argc < 2)
 		return 2;
 	fd = open(argv[1], O_RDONLY | O_CLOEXEC);
@@ -43,6 +58,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	err = cfi__build(elf, NULL, 1 << 24, &t);
+	if (!err)
+		cfi__add_go(fd, elf, 1 << 24, &t);
+	else if (err == -ENOENT)
+		err = cfi__build_go(fd, elf, 1 << 24, &t);
 	if (err) {
 		fprintf(stderr, "cfidump: %s: %s\n", argv[1], strerror(-err));
 		return 1;
@@ -63,10 +82,10 @@ int main(int argc, char **argv)
 			printf("%llx: no row\n", (unsigned long long)addr);
 			continue;
 		}
-		printf("%llx: %s cfa_off %d fp_off %lld ra_off %lld\n", (unsigned long long)addr,
-		       kinds[UNWIND_ROW_CFA(r)], r->cfa_off, (long long)UNWIND_ROW_FP_OFF(r),
-		       (long long)UNWIND_ROW_RA_OFF(r));
+		print_row(addr, r);
 	}
+	for (size_t i = 0; all && i < t.n; i++)
+		print_row(t.base + t.rows[i].pc, &t.rows[i]);
 	cfi__free(&t);
 	elf_end(elf);
 	close(fd);
