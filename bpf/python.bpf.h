@@ -113,18 +113,6 @@ static __always_inline __u64 py_read(__u64 addr)
 	return v;
 }
 
-/* The current thread's pointer, which its pthread_t is (x86-64) or lies just below (arm64). */
-static __always_inline __u64 py_thread_pointer(void)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-
-#if defined(__TARGET_ARCH_arm64)
-	return BPF_CORE_READ(task, thread.uw.tp_value);
-#else
-	return BPF_CORE_READ(task, thread.fsbase);
-#endif
-}
-
 /*
  * Is @tstate the current thread's? By the thread id it keeps (3.11 on),
  * else by its pthread_t, which glibc and musl place at the thread pointer
@@ -138,7 +126,7 @@ static __always_inline bool py_is_current(const struct py_proc *py, __u64 tstate
 		return false;
 	if (py->l.tstate_native_tid != PY_NO_FIELD)
 		return py_read(tstate + py->l.tstate_native_tid) == tid;
-	return py_thread_pointer() - py_read(tstate + py->l.tstate_thread_id) < 4096;
+	return unwind_thread_pointer() - py_read(tstate + py->l.tstate_thread_id) < 4096;
 }
 
 struct py_thread_search {

@@ -137,6 +137,21 @@ static __always_inline bool unwind_push(struct unwind_walk *st, __u64 ip)
 	return true;
 }
 
+/*
+ * The current thread's pointer: its pthread_t is there (x86-64) or just
+ * above (arm64), Go's g just below (x86-64).
+ */
+static __always_inline __u64 unwind_thread_pointer(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+#if defined(__TARGET_ARCH_arm64)
+	return BPF_CORE_READ(task, thread.uw.tp_value);
+#else
+	return BPF_CORE_READ(task, thread.fsbase);
+#endif
+}
+
 #include "python.bpf.h"
 
 #ifndef BPFSCOPE_LEGACY
@@ -431,6 +446,37 @@ static __always_inline bool unwind_go_mcall(struct unwind_walk *st, const struct
 	return true;
 }
 
+/*
+ * systemstack(fn) ran fn on the thread's stack, having saved where it
+ * was in the goroutine's g.sched: the goroutine is its thread's (m's)
+ * current one, found from the g the thread pointer holds (g0's now), as
+ * systemstack itself finds it to go back. g.m at 48 bytes, m.curg at
+ * cfa_off, g.sched.sp at 8 * fp_slot (its code says, unwind.h).
+ */
+static __always_inline bool unwind_go_systemstack(struct unwind_walk *st,
+						  const struct unwind_row *r)
+{
+	__u64 g, m, curg, lo, hi, sp, fp = st->fp, ra;
+
+	if (!unwind_read(&g, unwind_thread_pointer() - 8) || !unwind_read(&m, g + 48) ||
+	    !unwind_read(&curg, m + r->cfa_off) || !unwind_go_stack(curg, &lo, &hi) ||
+	    !unwind_read(&sp, curg + 8 * r->fp_slot) || sp < lo || sp >= hi || (sp & 7))
+		return false;
+	/* It pushed the frame pointer first (Go 1.21 on): that, then the return address. */
+	if (UNWIND_ROW_RA_SLOT(r)) {
+		if (!unwind_read(&fp, sp))
+			return false;
+		sp += 8;
+	}
+	if (!unwind_read(&ra, sp) || !ra)
+		return false;
+	st->sp = sp + 8;
+	st->fp = fp;
+	st->ip = ra;
+	st->exact = 0;
+	return true;
+}
+
 static long unwind_step(__u32 i, void *arg)
 {
 	struct unwind_walk *st = arg;
@@ -540,6 +586,10 @@ static long unwind_step(__u32 i, void *arg)
 		return 0;
 	case UNWIND_CFA_GO_MCALL:
 		if (st->exact || !unwind_go_mcall(st, r))
+			return unwind_fp_step(st);
+		return 0;
+	case UNWIND_CFA_GO_SYSTEMSTACK:
+		if (st->exact || !unwind_go_systemstack(st, r))
 			return unwind_fp_step(st);
 		return 0;
 	case UNWIND_END:

@@ -47,6 +47,14 @@ enum unwind_cfa {
 	 * bytes into g (the frame pointer fp_slot words further).
 	 */
 	UNWIND_CFA_GO_MCALL,
+	/*
+	 * x86-64 Go's runtime.systemstack, whose function runs on the
+	 * thread's stack: its caller's stack pointer is in the goroutine's
+	 * g.sched (8 * fp_slot bytes into g), the goroutine the thread's m's
+	 * current one (m.curg, cfa_off bytes into m); an RA slot of 1: the
+	 * caller's frame pointer there first, then the return address.
+	 */
+	UNWIND_CFA_GO_SYSTEMSTACK,
 };
 
 /*

@@ -861,6 +861,41 @@ static bool go_mcall_row(int fd, Elf *elf, const struct gofunc *f, struct unwind
 	return true;
 }
 
+/*
+ * x86-64 runtime.systemstack: its row (UNWIND_CFA_GO_SYSTEMSTACK), read
+ * from the code after its call, which goes back as the row does: g from
+ * the thread pointer (mov %fs:-8, %rax), its m (mov 48(%rax), %rbx),
+ * m.curg (mov N(%rbx), %rax), curg.sched.sp (mov M(%rax), %rsp); whether
+ * it pushed a frame pointer first. False if its code is not as known.
+ */
+static bool go_systemstack_row(int fd, Elf *elf, const struct gofunc *f, struct unwind_row *r)
+{
+	static const char back[] = "\xff\xd7\x64\x48\x8b\x04\x25\xf8\xff\xff\xff"
+				   "\x48\x8b\x58\x30\x48\x8b\x83";
+	uint8_t code[192];
+	size_t n = f->end - f->entry < sizeof(code) ? f->end - f->entry : sizeof(code);
+	const uint8_t *p;
+	int32_t curg;
+
+	if (f->end <= f->entry || elffile__read(elf, fd, f->entry, code, n))
+		return false;
+	/* call *%rdi, then the way back to the goroutine */
+	p = find(code, n, back, sizeof(back) - 1);
+	if (!p || p + sizeof(back) - 1 + 4 + 9 + 4 > code + n)
+		return false;
+	p += sizeof(back) - 1;
+	memcpy(&curg, p, 4);
+	p += 4 + 9;	/* mov %rax, %fs:-8 */
+	/* mov M(%rax), %rsp */
+	if (curg <= 0 || curg > INT16_MAX || p[0] != 0x48 || p[1] != 0x8b || p[2] != 0x60 ||
+	    (p[3] & 0x87))
+		return false;
+	*r = (struct unwind_row){ .cfa_off = curg, .fp_slot = p[3] / 8,
+				  .cfa_ra = UNWIND_CFA_GO_SYSTEMSTACK |
+					    !memcmp(code, "\x55\x48\x89\xe5", 4) << 4 };
+	return true;
+}
+
 int cfi__build_go(int fd, Elf *elf, size_t max_rows, struct cfi_table *t)
 {
 	struct go_rows g = { t, max_rows, arch_of(elf) == &aarch64 };
@@ -884,7 +919,9 @@ int cfi__build_go(int fd, Elf *elf, size_t max_rows, struct cfi_table *t)
 			t->base = f.entry;
 		/* Where Go's traceback ends; code that moves the stack pointer: frame pointers. */
 		if (!g.arm64 && ((!strcmp(f.name, "runtime.asmcgocall") && go_cgocall_row(fd, elf, &f, &r)) ||
-				 (!strcmp(f.name, "runtime.mcall") && go_mcall_row(fd, elf, &f, &r))))
+				 (!strcmp(f.name, "runtime.mcall") && go_mcall_row(fd, elf, &f, &r)) ||
+				 (!strcmp(f.name, "runtime.systemstack") &&
+				  go_systemstack_row(fd, elf, &f, &r))))
 			err = add_row(t, max_rows, f.entry, r);
 		else if (f.flags & GOFUNC_TOPFRAME)
 			err = add_row(t, max_rows, f.entry, (struct unwind_row){ .cfa_ra = UNWIND_END });

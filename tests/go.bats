@@ -91,9 +91,13 @@ CHAIN="runtime.main;main.main;main.goCallerGamma;main.goInlinedBeta_\[i\];main.g
 	# the scheduler: above runtime.mcall, whose saved state (g.sched) the
 	# walk crosses to, as Go's own traceback does, whole from goexit.
 	# (Before, by the frame pointer mcall leaves, which it clears as often
-	# as not: a CI run crossed it in none of its stacks.)
-	awk '/;runtime\.mcall;/ && !/^[^;]*;runtime\.goexit;.*;runtime\.gopark;runtime\.mcall;runtime\.park_m;runtime\.schedule;/ { bad++ }
-	     /;main\.goSleeperDelta;time\.Sleep;runtime\.gopark;runtime\.mcall;/ { n++ } END { exit !(n && !bad) }' "$T/folded" ||
+	# as not: a CI run crossed it in none of its stacks.) A goroutine that
+	# another thread resumed before this one's stack was taken has no
+	# saved state left (Go clears it): that stack ends at mcall, marked,
+	# rarely (32 us of 4 s in one run of the test below, none in 3 more).
+	awk '/;runtime\.mcall;/ && !/^[^;]*;runtime\.goexit;.*;runtime\.gopark;runtime\.mcall;runtime\.park_m;runtime\.schedule;/ { bad += $NF }
+	     /;main\.goSleeperDelta;time\.Sleep;runtime\.gopark;runtime\.mcall;/ { n += $NF }
+	     END { exit !(n && bad * 100 < n) }' "$T/folded" ||
 		fail "$(grep ';runtime\.mcall;' "$T/folded" | sort -t' ' -k2 -nr | head)"
 	run grep -vE 'main\.goSleeperDelta;time\.Sleep;runtime\.gopark;runtime\.mcall;' "$T/folded"
 	refute_output --partial goSleeperDelta
@@ -168,8 +172,10 @@ named_go() {
 			grep -oE '^runtime\.goexit;runtime\.main;main\.main;main\.goSleeperDelta;time\.Sleep;runtime\.gopark;runtime\.mcall;runtime\.park_m;runtime\.schedule;runtime\.findRunnable;' |
 			sort -u > "$T/$kind.slept"
 		[ -s "$T/$kind.slept" ] || fail "$kind: $(sort -t' ' -k2 -nr "$T/$kind.woken" | head -5)"
-		run grep -E '\[truncated:[^;]*\];runtime\.mcall;' "$T/$kind.woken"
-		assert_failure
+		# Where the goroutine had moved on (see above), under 1% of the time.
+		awk '/;runtime\.mcall;/ { if (/\[truncated:[^;]*\];runtime\.mcall;/) t += $NF; else c += $NF }
+		     END { exit !(c && t * 100 < c) }' "$T/$kind.woken" ||
+			fail "$kind: $(grep ';runtime\.mcall;' "$T/$kind.woken" | sort -t' ' -k2 -nr | head -3)"
 		# And someone woke the thread: the other side of every stack is there.
 		awk '/;--;/ { n++ } END { exit !(n && n == NR) }' "$T/$kind.woken" ||
 			fail "$kind: $(head -5 "$T/$kind.woken")"
@@ -189,7 +195,7 @@ cgo_whole() {
 		      exit !(all >= 150 && n * 100 >= 95 * all) }' "$1"
 }
 
-@test "go: a cgo program's stacks whole, stripped or not: Go's code by its pclntab, C's by CFI, C called from Go up to its Go callers" {
+@test "go: a cgo program's stacks whole, stripped or not: Go's code by its pclntab, C's by CFI, C called from Go up to its Go callers, across Go's stack switches" {
 	require_bpf
 	local go_chain='runtime\.goexit;runtime\.main;main\.main;main\.goCamembert;main\.goRoquefort( |;)'
 	local c_chain='runtime\.goexit;runtime\.main;main\.main;main\.goLivarot;main\._Cfunc_livarot_outer;runtime\.cgocall;runtime\.asmcgocall;'
@@ -226,6 +232,11 @@ cgo_whole() {
 		WPID=
 		cgo_whole "$T/nap" ';pontleveque_nap;' 'runtime\.goexit;runtime\.main;main\.main;main\.goPontleveque;main\._Cfunc_pontleveque_nap;runtime\.cgocall;runtime\.asmcgocall;(_cgo_[0-9a-f]*_Cfunc_pontleveque_nap;)?pontleveque_nap;' ||
 			fail "Go $ver: $(sort -t' ' -k2 -nr "$T/nap" | head -3)"
+		# No stack ends where Go switches stacks for C or the runtime's own
+		# work (systemstack: a thread back from C takes its P again); mcall
+		# as the tests above have it.
+		run grep -hE '\[truncated:[^;]*\];runtime\.(asmcgocall|systemstack);' "$T/go" "$T/c" "$T/nap"
+		assert_failure
 	done
 }
 

@@ -20,7 +20,7 @@
 
 static const char *const kinds[] = {
 	"none", "cfa-sp", "cfa-fp", "plt", "signal", "end", "unsupported", "cfa-sp-ra-low",
-	"trampoline", "go-cgocall", "go-mcall",
+	"trampoline", "go-cgocall", "go-mcall", "go-systemstack",
 };
 
 /* Row @r in force from @addr: its kind, CFA offset, and where fp and the return address are. */
