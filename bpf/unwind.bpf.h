@@ -400,69 +400,17 @@ static __always_inline bool unwind_go_stack(__u64 g, __u64 *lo, __u64 *hi)
 	       *hi - *lo <= (1ULL << 30);
 }
 
-static __always_inline bool unwind_go_cgocall(struct unwind_walk *st, const struct unwind_row *r)
-{
-	__u64 at = st->sp + r->cfa_off, depth, g, lo, hi, sp, fp = st->fp, ra;
-
-	if (!unwind_read(&depth, at) || !unwind_read(&g, at + 8) || !unwind_go_stack(g, &lo, &hi))
-		return false;
-	sp = hi - depth;
-	if (depth > hi - lo || (sp & 7))
-		return false;
-	if (r->fp_slot) {
-		if (!unwind_read(&fp, sp))
-			return false;
-		sp += 8;
-	}
-	if (!unwind_read(&ra, sp) || !ra)
-		return false;
-	st->sp = sp + 8;
-	st->fp = fp;
-	st->ip = ra;
-	st->exact = 0;
-	return true;
-}
-
 /*
- * mcall(fn) saved where its caller was in the goroutine's g.sched (sp,
- * pc, then bp), and called fn(g) on the thread's stack, g at the bottom
- * of its frame: a parked goroutine's thread, in the scheduler, leads back
- * into the goroutine's stack, as Go's own traceback goes.
+ * Back in the goroutine's stack at @sp, where a runtime assembly function
+ * that switched stacks was: its caller's return address there, after the
+ * caller's frame pointer if the function pushed one first (Go 1.21 on,
+ * the row's RA slot 1).
  */
-static __always_inline bool unwind_go_mcall(struct unwind_walk *st, const struct unwind_row *r)
+static __always_inline bool unwind_go_return(struct unwind_walk *st, const struct unwind_row *r,
+					     __u64 sp)
 {
-	__u64 g, lo, hi, sched, sp, pc, fp;
+	__u64 fp = st->fp, ra;
 
-	if (!unwind_read(&g, st->sp) || !unwind_go_stack(g, &lo, &hi))
-		return false;
-	sched = g + r->cfa_off;
-	if (!unwind_read(&sp, sched) || !unwind_read(&pc, sched + 8) ||
-	    !unwind_read(&fp, sched + 8 * r->fp_slot) || sp < lo || sp >= hi || (sp & 7) || !pc)
-		return false;
-	st->sp = sp;
-	st->fp = fp;
-	st->ip = pc;
-	st->exact = 0;
-	return true;
-}
-
-/*
- * systemstack(fn) ran fn on the thread's stack, having saved where it
- * was in the goroutine's g.sched: the goroutine is its thread's (m's)
- * current one, found from the g the thread pointer holds (g0's now), as
- * systemstack itself finds it to go back. g.m at 48 bytes, m.curg at
- * cfa_off, g.sched.sp at 8 * fp_slot (its code says, unwind.h).
- */
-static __always_inline bool unwind_go_systemstack(struct unwind_walk *st,
-						  const struct unwind_row *r)
-{
-	__u64 g, m, curg, lo, hi, sp, fp = st->fp, ra;
-
-	if (!unwind_read(&g, unwind_thread_pointer() - 8) || !unwind_read(&m, g + 48) ||
-	    !unwind_read(&curg, m + r->cfa_off) || !unwind_go_stack(curg, &lo, &hi) ||
-	    !unwind_read(&sp, curg + 8 * r->fp_slot) || sp < lo || sp >= hi || (sp & 7))
-		return false;
-	/* It pushed the frame pointer first (Go 1.21 on): that, then the return address. */
 	if (UNWIND_ROW_RA_SLOT(r)) {
 		if (!unwind_read(&fp, sp))
 			return false;
@@ -475,6 +423,66 @@ static __always_inline bool unwind_go_systemstack(struct unwind_walk *st,
 	st->ip = ra;
 	st->exact = 0;
 	return true;
+}
+
+static __always_inline bool unwind_go_cgocall(struct unwind_walk *st, const struct unwind_row *r)
+{
+	__u64 at = st->sp + r->cfa_off, depth, g, lo, hi, sp;
+
+	if (!unwind_read(&depth, at) || !unwind_read(&g, at + 8) || !unwind_go_stack(g, &lo, &hi))
+		return false;
+	sp = hi - depth;
+	if (depth > hi - lo || (sp & 7))
+		return false;
+	return unwind_go_return(st, r, sp);
+}
+
+/*
+ * mcall(fn) saved where its caller was in the goroutine's g.sched (sp,
+ * pc, then bp), and called fn(g) on the thread's stack, g at the bottom
+ * of its frame: a parked goroutine's thread, in the scheduler, leads back
+ * into the goroutine's stack, as Go's own traceback goes. 1 when it did;
+ * -1 when another thread has resumed the goroutine since (gogo clears
+ * g.sched.sp), which leaves nothing to go back to; 0 when g is not one.
+ */
+static __always_inline int unwind_go_mcall(struct unwind_walk *st, const struct unwind_row *r)
+{
+	__u64 g, lo, hi, sched, sp, pc, fp;
+
+	if (!unwind_read(&g, st->sp) || !unwind_go_stack(g, &lo, &hi))
+		return 0;
+	sched = g + r->cfa_off;
+	if (!unwind_read(&sp, sched) || !unwind_read(&pc, sched + 8) ||
+	    !unwind_read(&fp, sched + 8 * r->fp_slot))
+		return 0;
+	if (!sp)
+		return -1;
+	if (sp < lo || sp >= hi || (sp & 7) || !pc)
+		return 0;
+	st->sp = sp;
+	st->fp = fp;
+	st->ip = pc;
+	st->exact = 0;
+	return 1;
+}
+
+/*
+ * systemstack(fn) ran fn on the thread's stack, having saved where it
+ * was in the goroutine's g.sched: the goroutine is its thread's (m's)
+ * current one, found from the g the thread pointer holds (g0's now), as
+ * systemstack itself finds it to go back. g.m at 48 bytes, m.curg at
+ * cfa_off, g.sched.sp at 8 * fp_slot (its code says, unwind.h).
+ */
+static __always_inline bool unwind_go_systemstack(struct unwind_walk *st,
+						  const struct unwind_row *r)
+{
+	__u64 g, m, curg, lo, hi, sp;
+
+	if (!unwind_read(&g, unwind_thread_pointer() - 8) || !unwind_read(&m, g + 48) ||
+	    !unwind_read(&curg, m + r->cfa_off) || !unwind_go_stack(curg, &lo, &hi) ||
+	    !unwind_read(&sp, curg + 8 * r->fp_slot) || sp < lo || sp >= hi || (sp & 7))
+		return false;
+	return unwind_go_return(st, r, sp);
 }
 
 static long unwind_step(__u32 i, void *arg)
@@ -585,9 +593,15 @@ static long unwind_step(__u32 i, void *arg)
 			return unwind_fp_step(st);
 		return 0;
 	case UNWIND_CFA_GO_MCALL:
-		if (st->exact || !unwind_go_mcall(st, r))
+		if (st->exact)
 			return unwind_fp_step(st);
-		return 0;
+		switch (unwind_go_mcall(st, r)) {
+		case 1:
+			return 0;
+		case -1:
+			return unwind_stop(st, UNWIND_MARK_GO_RESUMED);
+		}
+		return unwind_fp_step(st);
 	case UNWIND_CFA_GO_SYSTEMSTACK:
 		if (st->exact || !unwind_go_systemstack(st, r))
 			return unwind_fp_step(st);

@@ -36,8 +36,8 @@ enum unwind_cfa {
 	 * x86-64 Go's runtime.asmcgocall, where a cgo call returns on the
 	 * thread's own stack: its caller is on the goroutine's stack, at
 	 * g.stack.hi less the depth it saved cfa_off bytes up its frame (g
-	 * 8 bytes above); fp_slot 1: the caller's frame pointer first there,
-	 * then the return address.
+	 * 8 bytes above); an RA slot of 1: the caller's frame pointer first
+	 * there, then the return address.
 	 */
 	UNWIND_CFA_GO_CGOCALL,
 	/*
@@ -200,6 +200,8 @@ struct unwind_counts {
 #define UNWIND_MARK_READ	0xfffffffffffffff3ULL	/* stack memory it could not read */
 /* Not an end: a Python frame whose code object could not be read. */
 #define UNWIND_MARK_PY_UNKNOWN	0xfffffffffffffff4ULL
+/* A goroutine parked by mcall that another thread resumed since: nothing saved is left. */
+#define UNWIND_MARK_GO_RESUMED	0xfffffffffffffff5ULL
 
 /*
  * A stack deeper than STACK_MAX_DEPTH frames: all its slots hold frames,

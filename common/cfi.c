@@ -822,8 +822,9 @@ static bool go_cgocall_row(int fd, Elf *elf, const struct gofunc *f, struct unwi
 	if (!find(code, d - code, (const char *)g_store, 5))
 		return false;
 	/* push %rbp; mov %rsp, %rbp first: its caller's frame pointer, then the return address. */
-	*r = (struct unwind_row){ .cfa_off = off, .fp_slot = !memcmp(code, "\x55\x48\x89\xe5", 4),
-				  .cfa_ra = UNWIND_CFA_GO_CGOCALL };
+	*r = (struct unwind_row){ .cfa_off = off,
+				  .cfa_ra = UNWIND_CFA_GO_CGOCALL |
+					    !memcmp(code, "\x55\x48\x89\xe5", 4) << 4 };
 	return true;
 }
 

@@ -258,6 +258,8 @@ static const char *unwind_mark(__u64 ip)
 		return "[truncated: stack not readable]";
 	case UNWIND_MARK_PY_UNKNOWN:
 		return PY_UNKNOWN_NAME;
+	case UNWIND_MARK_GO_RESUMED:
+		return "[truncated: goroutine resumed elsewhere]";
 	}
 	return NULL;
 }

@@ -93,8 +93,11 @@ CHAIN="runtime.main;main.main;main.goCallerGamma;main.goInlinedBeta_\[i\];main.g
 	# (Before, by the frame pointer mcall leaves, which it clears as often
 	# as not: a CI run crossed it in none of its stacks.) A goroutine that
 	# another thread resumed before this one's stack was taken has no
-	# saved state left (Go clears it): that stack ends at mcall, marked,
-	# rarely (32 us of 4 s in one run of the test below, none in 3 more).
+	# saved state left (Go clears it): that stack ends at mcall, marked so,
+	# rarely (32 us of 4 s in one run of the test below, none in 3 more);
+	# nothing else may end there.
+	run grep -E '\[truncated:_[^]]*\];runtime\.mcall;' "$T/folded"
+	refute_output --regexp 'truncated:_(no_CFI|CFI_not|stack_not)'
 	awk '/;runtime\.mcall;/ && !/^[^;]*;runtime\.goexit;.*;runtime\.gopark;runtime\.mcall;runtime\.park_m;runtime\.schedule;/ { bad += $NF }
 	     /;main\.goSleeperDelta;time\.Sleep;runtime\.gopark;runtime\.mcall;/ { n += $NF }
 	     END { exit !(n && bad * 100 < n) }' "$T/folded" ||
@@ -172,7 +175,10 @@ named_go() {
 			grep -oE '^runtime\.goexit;runtime\.main;main\.main;main\.goSleeperDelta;time\.Sleep;runtime\.gopark;runtime\.mcall;runtime\.park_m;runtime\.schedule;runtime\.findRunnable;' |
 			sort -u > "$T/$kind.slept"
 		[ -s "$T/$kind.slept" ] || fail "$kind: $(sort -t' ' -k2 -nr "$T/$kind.woken" | head -5)"
-		# Where the goroutine had moved on (see above), under 1% of the time.
+		# Where the goroutine had moved on (see above), under 1% of the
+		# time, and marked as such.
+		run grep -E '\[truncated:_[^]]*\];runtime\.mcall;' "$T/$kind.woken"
+		refute_output --regexp 'truncated:_(no_CFI|CFI_not|stack_not)'
 		awk '/;runtime\.mcall;/ { if (/\[truncated:[^;]*\];runtime\.mcall;/) t += $NF; else c += $NF }
 		     END { exit !(c && t * 100 < c) }' "$T/$kind.woken" ||
 			fail "$kind: $(grep ';runtime\.mcall;' "$T/$kind.woken" | sort -t' ' -k2 -nr | head -3)"
@@ -195,6 +201,17 @@ cgo_whole() {
 		      exit !(all >= 150 && n * 100 >= 95 * all) }' "$1"
 }
 
+# cgo_run MODE SECONDS OUT TOOL ARGS...: cgocheese ($CGO) in MODE, and TOOL
+# -p on it with ARGS, folded into OUT.
+cgo_run() {
+	local mode=$1 secs=$2 out=$3 tool=$4
+	shift 4
+	gowork "$CGO" "$mode" "$secs"
+	"$BIN/$tool" -p "$WPID" "$@" > "$out" 2> "$T/err" || fail "$tool failed: $(cat "$T/err")"
+	stop_bg "$WPID"
+	WPID=
+}
+
 @test "go: a cgo program's stacks whole, stripped or not: Go's code by its pclntab, C's by CFI, C called from Go up to its Go callers, across Go's stack switches" {
 	require_bpf
 	local go_chain='runtime\.goexit;runtime\.main;main\.main;main\.goCamembert;main\.goRoquefort( |;)'
@@ -204,20 +221,13 @@ cgo_whole() {
 			# A frameless Go leaf: its caller, which frame pointers lose, is
 			# found only by Go's table, which a binary with .eh_frame (its C
 			# code's) did not use.
-			gowork "$GW/cgocheese-$ver-$kind" go 3
-			"$BIN/profile" -p "$WPID" -F 499 -f 1 > "$T/go" 2> "$T/err" ||
-				fail "profile failed: $(cat "$T/err")"
-			stop_bg "$WPID"
-			WPID=
+			CGO=$GW/cgocheese-$ver-$kind
+			cgo_run go 3 "$T/go" profile -F 499 -f 1
 			cgo_whole "$T/go" ';main\.goRoquefort( |;)' "$go_chain" ||
 				fail "Go $ver $kind: $(sort -t' ' -k2 -nr "$T/go" | head -3)"
 			# C without frame pointers on the thread's stack, called from a
 			# goroutine's: the walk crosses from one to the other.
-			gowork "$GW/cgocheese-$ver-$kind" c 3
-			"$BIN/profile" -p "$WPID" -F 499 -f 1 > "$T/c" 2> "$T/err" ||
-				fail "profile failed: $(cat "$T/err")"
-			stop_bg "$WPID"
-			WPID=
+			cgo_run c 3 "$T/c" profile -F 499 -f 1
 			cgo_whole "$T/c" ';runtime\.asmcgocall;' "$c_chain" ||
 				fail "Go $ver $kind: $(sort -t' ' -k2 -nr "$T/c" | head -3)"
 			[ $kind = strip ] ||
@@ -225,11 +235,8 @@ cgo_whole() {
 				fail "Go $ver: $(sort -t' ' -k2 -nr "$T/c" | head -3)"
 		done
 		# Blocked in C: offcputime's stack of the sleep, whole up to the goroutine's root.
-		gowork "$GW/cgocheese-$ver-full" nap 4
-		"$BIN/offcputime" -p "$WPID" -U -f 2 > "$T/nap" 2> "$T/err" ||
-			fail "offcputime failed: $(cat "$T/err")"
-		stop_bg "$WPID"
-		WPID=
+		CGO=$GW/cgocheese-$ver-full
+		cgo_run nap 4 "$T/nap" offcputime -U -f 2
 		cgo_whole "$T/nap" ';pontleveque_nap;' 'runtime\.goexit;runtime\.main;main\.main;main\.goPontleveque;main\._Cfunc_pontleveque_nap;runtime\.cgocall;runtime\.asmcgocall;(_cgo_[0-9a-f]*_Cfunc_pontleveque_nap;)?pontleveque_nap;' ||
 			fail "Go $ver: $(sort -t' ' -k2 -nr "$T/nap" | head -3)"
 		# No stack ends where Go switches stacks for C or the runtime's own
