@@ -25,6 +25,7 @@ const volatile bool by_sp;
 
 /* Counted for the warnings user space prints at exit. */
 __u64 too_deep, lost_stacks, lost_hists, unreturned;
+__u64 go_unread, go_lost;	/* Go: a goroutine not read, a call not held */
 
 /*
  * A return leaves its stack pointer above the call's entry one: by the
@@ -351,13 +352,21 @@ struct {
 #define GO_G(ctx) ((ctx)->r14)
 #endif
 
-/* runtime.g begins with its stack's bounds, lo then hi. */
+/*
+ * runtime.g begins with its stack's bounds, lo then hi. A read that fails
+ * (the page not present just then: moved by compaction, or being merged
+ * into a huge page) costs the call its timing, counted.
+ */
 static __always_inline bool go_call_of(struct pt_regs *ctx, struct go_call *c)
 {
 	__u64 g = GO_G(ctx), hi;
 
-	if (!g || bpf_probe_read_user(&hi, sizeof(hi), (void *)(g + 8)))
+	if (!g)
 		return false;
+	if (bpf_probe_read_user(&hi, sizeof(hi), (void *)(g + 8))) {
+		__sync_fetch_and_add(&go_unread, 1);
+		return false;
+	}
 	c->g = g;
 	c->depth = hi - PT_REGS_SP(ctx);
 	return true;
@@ -373,7 +382,8 @@ int funclatency_go_entry(struct pt_regs *ctx)
 		return 0;
 	/* Entered again from its start after the runtime grew the stack: the same call. */
 	ts = bpf_ktime_get_ns();
-	bpf_map_update_elem(&go_calls, &c, &ts, BPF_ANY);
+	if (bpf_map_update_elem(&go_calls, &c, &ts, BPF_ANY))
+		__sync_fetch_and_add(&go_lost, 1);
 	return 0;
 }
 

@@ -191,14 +191,17 @@ int run__loop(const struct run *r)
 	struct run collect;
 	int err;
 
-	if (!r->prometheus)
-		return loop(r);
-	/* Each second: what the maps hold moves into the exposition's series (prom__start()ed). */
-	collect = *r;
-	collect.interval = 1;
-	collect.count = 0;
-	err = loop(&collect);
-	prom__stop();
+	if (!r->prometheus) {
+		err = loop(r);
+	} else {
+		/* Each second: what the maps hold moves into the exposition's series (prom__start()ed). */
+		collect = *r;
+		collect.interval = 1;
+		collect.count = 0;
+		err = loop(&collect);
+		prom__stop();
+	}
+	tool__report_missed();
 	return err;
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "escape.h"
@@ -249,12 +250,17 @@ void tool__thread_maps(struct bpf_map *task_storage, struct bpf_map *by_tid, uns
 	}
 }
 
+/* What tool__report_missed() asks the kernel about. */
+static struct bpf_object *loaded;
+
 int tool__load(struct bpf_object_skeleton *s)
 {
 	int err;
 
 	probe__release();
 	err = bpf_object__load_skeleton(s);
+	if (!err)
+		loaded = *s->obj;
 	if (err)
 		tool__report_bpf_error("load BPF programs", err);
 	/*
@@ -272,4 +278,23 @@ int tool__attach(struct bpf_object_skeleton *s)
 	if (err)
 		tool__report_bpf_error("attach BPF programs", err);
 	return err;
+}
+
+void tool__report_missed(void)
+{
+	struct bpf_program *prog;
+
+	if (!loaded)
+		return;
+	bpf_object__for_each_program(prog, loaded) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || !info.recursion_misses)
+			continue;
+		pr_warn("%llu events not traced by %s: the kernel does not run a BPF program "
+			"that is already running on the same CPU",
+			(unsigned long long)info.recursion_misses, bpf_program__name(prog));
+	}
 }

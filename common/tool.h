@@ -50,6 +50,13 @@ int tool__check_host(void);
 void tool__report_bpf_error(const char *what, int err);
 
 /*
+ * Says at exit how many events the kernel did not give a program of the
+ * skeleton tool__load() loaded because it was already running on that CPU
+ * (bpf_prog_info's recursion_misses, Linux 5.12): lost data, never silent.
+ */
+void tool__report_missed(void);
+
+/*
  * Can the kernel give what @option @value asks for (@value entries of
  * @entry_bytes each, preallocated) without starving this machine? At most
  * a quarter of its available memory; else says what is possible. 0 or

@@ -175,13 +175,15 @@ within() {	# within VALUE LOW HIGH
 	wait "$WPID"
 	WPID=
 	tid=$(awk '/^sleeper/ { print $2 }' "$T/w")
+	blocked=$(awk '/^sleeper/ { print $6 }' "$T/w")
 	sleep 3
 	n=$(promql "bpfscope_runqlat_wait_seconds_count{tid=\"$tid\",comm=\"runq_contend\"}")
 	echo "sleeper $tid: $n waits"
-	# Its 100 sleeps and first wakeup, and a preemption or few (tests/runqlat.bats).
+	# Its sleeps that blocked and first wakeup, and a preemption or few (tests/runqlat.bats).
 	untraced=$(curl -s "http://127.0.0.1:$PORT/metrics" |
 		awk '/^bpfscope_runqlat_lost_total\{reason="waits_dropped_switch_untraced"\}/ { print $2 }')
-	[ "$n" -ge $((101 - untraced)) ] && [ "$n" -le 105 ] || fail "sleeper count $n, lost $untraced"
+	[ "$n" -ge $((1 + blocked - untraced)) ] && [ "$n" -le 105 ] ||
+		fail "sleeper count $n, $blocked sleeps blocked, lost $untraced"
 	check_exposition
 	stop_exporter
 }

@@ -652,6 +652,8 @@ static int report(void *ctx, const struct report_info *info)
 		prom__lost("calls_untimed_no_return", t->obj->bss->unreturned);
 		prom__lost("calls_untimed_no_task_storage", t->obj->bss->lost_stacks);
 		prom__lost("calls_dropped_histograms_full", t->obj->bss->lost_hists);
+		prom__lost("go_calls_untimed_goroutine_unread", t->obj->bss->go_unread);
+		prom__lost("go_calls_untimed_map_refused", t->obj->bss->go_lost);
 	}
 	if (!env.per_function) {
 		err = map__take_percpu_hist(bpf_map__fd(t->obj->maps.hist_all), &taken, &total);
@@ -816,6 +818,12 @@ int main(int argc, char **argv)
 	if (t.obj->bss->lost_stacks)
 		pr_warn("%llu calls not timed: no memory for a thread's task storage",
 			(unsigned long long)t.obj->bss->lost_stacks);
+	if (t.obj->bss->go_unread)
+		pr_warn("%llu Go calls or returns not timed: their goroutine could not be read "
+			"(its page not present just then)", (unsigned long long)t.obj->bss->go_unread);
+	if (t.obj->bss->go_lost)
+		pr_warn("%llu Go calls not timed: the map of calls in progress refused them",
+			(unsigned long long)t.obj->bss->go_lost);
 	if (t.obj->bss->lost_hists)
 		pr_warn("%llu calls not counted: more than %u per-function histograms; narrow the "
 			"pattern, or leave out -F for one histogram of them all",

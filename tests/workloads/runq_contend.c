@@ -6,7 +6,10 @@
  *
  * usage: runq_contend [-g] [-s SPINNERS] [-n SLEEPS] [-m SLEEP_MS]
  *   -g  print "pid PID" and wait for SIGUSR1 before starting (tracer first)
- * Prints "sleeper TID sleeps N" when done.
+ * Prints "sleeper TID sleeps N blocked B" when done: B of the N sleeps put
+ * the thread off its CPU. A sleep whose timer fires before the thread got to
+ * schedule() (its CPU taken away between arming the timer and sleeping, for
+ * longer than the sleep) returns without a wakeup to wait for.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -14,6 +17,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +25,7 @@
 static volatile int stop;
 static int sleep_ms = 10, nsleeps = 100;
 static pid_t sleeper_tid;
+static long sleeper_blocked;
 
 static void *spin(void *arg)
 {
@@ -32,10 +37,15 @@ static void *spin(void *arg)
 static void *sleeper(void *arg)
 {
 	struct timespec ts = { 0, sleep_ms * 1000000L };
+	struct rusage before, after;
 
 	sleeper_tid = syscall(SYS_gettid);
-	for (int i = 0; i < nsleeps; i++)
+	for (int i = 0; i < nsleeps; i++) {
+		getrusage(RUSAGE_THREAD, &before);
 		nanosleep(&ts, NULL);
+		getrusage(RUSAGE_THREAD, &after);
+		sleeper_blocked += after.ru_nvcsw != before.ru_nvcsw;
+	}
 	return NULL;
 }
 
@@ -79,6 +89,6 @@ int main(int argc, char **argv)
 	stop = 1;
 	for (int i = 0; i < nspin; i++)
 		pthread_join(spinners[i], NULL);
-	printf("sleeper %d sleeps %d\n", sleeper_tid, nsleeps);
+	printf("sleeper %d sleeps %d blocked %ld\n", sleeper_tid, nsleeps, sleeper_blocked);
 	return 0;
 }
