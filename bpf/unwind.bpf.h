@@ -552,6 +552,19 @@ static long unwind_step(__u32 i, void *arg)
 	case UNWIND_CFA_PLT:
 		cfa = st->sp + 8 + ((st->ip & 15) >= (__u64)r->cfa_off ? 8 : 0);
 		break;
+	case UNWIND_CFA_SP_DEREF:
+		if (!unwind_read(&cfa, st->sp + UNWIND_DEREF_OFF(r)))
+			return unwind_stop(st, UNWIND_MARK_READ);
+		cfa += UNWIND_DEREF_ADD(r);
+		break;
+	case UNWIND_CFA_FP_DEREF:
+		/* The caller's frame pointer at fp: read after the CFA, which needs this one. */
+		if (!unwind_read(&cfa, st->fp + UNWIND_DEREF_OFF(r)) ||
+		    !unwind_read(&st->fp, st->fp))
+			return unwind_stop(st, UNWIND_MARK_READ);
+		cfa += UNWIND_DEREF_ADD(r);
+		fp_saved = false;
+		break;
 	case UNWIND_CFA_TRAMPOLINE:
 		cfa = st->sp + 16;
 		if (st->exact && unwind_read(&ra, st->ip) && unwind_trampoline_entry(ra)) {

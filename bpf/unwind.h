@@ -55,7 +55,25 @@ enum unwind_cfa {
 	 * caller's frame pointer there first, then the return address.
 	 */
 	UNWIND_CFA_GO_SYSTEMSTACK,
+	/*
+	 * The CFA saved in the frame, where a function that realigns its
+	 * stack keeps it: CFA = *(sp + off) + add (OpenSSL's assembly saves
+	 * its entry stack pointer so), or *(fp + off) (GCC's dynamic
+	 * realignment, whose caller's frame pointer is then at fp itself,
+	 * not at the CFA); off and add from cfa_off (UNWIND_DEREF_OFF, _ADD).
+	 */
+	UNWIND_CFA_SP_DEREF,
+	UNWIND_CFA_FP_DEREF,
 };
+
+/*
+ * A deref row's cfa_off: the offset of the saved CFA in 8-byte units
+ * above 4 bits of what to add to it, also in 8-byte units.
+ */
+#define UNWIND_DEREF_MAX_ADD	15
+#define UNWIND_DEREF_CFA_OFF(off, add)	((off) / 8 * 16 + (add) / 8)
+#define UNWIND_DEREF_OFF(r)	(8 * (__s64)((r)->cfa_off >> 4))
+#define UNWIND_DEREF_ADD(r)	(8 * (__u64)((r)->cfa_off & 15))
 
 /*
  * One row of a binary's table, 8 bytes: from @pc (an offset from the

@@ -370,6 +370,23 @@ static bool plt_rule(const Dwarf_Op *o, size_t n, int64_t *threshold)
 	return true;
 }
 
+/*
+ * A CFA saved in the frame: "*(reg + off)", and "+ add" after it, as code
+ * that realigns its stack describes its frames (deref_row()).
+ */
+static bool deref_rule(const Dwarf_Op *o, size_t n, int *reg, int64_t *off, uint64_t *add)
+{
+	if (n < 2 || n > 3 || !breg(&o[0], reg, off) || o[1].atom != DW_OP_deref)
+		return false;
+	*add = 0;
+	if (n == 3) {
+		if (o[2].atom != DW_OP_plus_uconst)
+			return false;
+		*add = o[2].number;
+	}
+	return true;
+}
+
 enum reg_rule { REG_SAME, REG_UNDEFINED, REG_AT_CFA, REG_OTHER };
 
 /* Where the caller's @regno is: unchanged, lost, or saved at CFA + *@off. */
@@ -422,6 +439,58 @@ static struct unwind_row make_row(enum unwind_cfa cfa, int64_t cfa_off, int64_t 
 	};
 }
 
+/*
+ * "The caller's frame pointer is saved where the frame pointer points",
+ * which GCC says of a function that realigns its stack through another
+ * register (DW_CFA_expression: fp, DW_OP_breg(fp) 0; libdw puts the CFA
+ * on the stack first, as the rule's evaluation starts with it).
+ */
+static bool fp_at_fp(const struct arch *a, Dwarf_Frame *f)
+{
+	Dwarf_Op mem[3], *ops;
+	int reg;
+	int64_t off;
+	size_t n;
+
+	if (dwarf_frame_register(f, a->fp, mem, &ops, &n) || !n || n > 2)
+		return false;
+	if (n == 2 && ops[0].atom != DW_OP_call_frame_cfa)
+		return false;
+	return breg(&ops[n - 1], &reg, &off) && reg == a->fp && !off;
+}
+
+/*
+ * The row of a CFA saved in the frame at @reg + @off, plus @add; an
+ * unsupported one where the fields cannot hold it. x86-64 only: arm64's
+ * compilers realign no frames, and its OpenSSL keeps frame records.
+ */
+static struct unwind_row deref_row(const struct arch *a, Dwarf_Frame *f, int reg, int64_t off,
+				   uint64_t add, int64_t ra_off)
+{
+	const struct unwind_row unsupported = { .cfa_ra = UNWIND_UNSUPPORTED };
+	int64_t fp_off = 0;
+	enum reg_rule rule;
+	struct unwind_row r;
+
+	if (a != &x86_64 || off % 8 || off / 8 < INT16_MIN / 16 || off / 8 > INT16_MAX / 16 ||
+	    add % 8 || add / 8 > UNWIND_DEREF_MAX_ADD)
+		return unsupported;
+	if (reg == a->fp) {
+		if (!fp_at_fp(a, f))
+			return unsupported;
+	} else {
+		rule = reg_rule(f, a->fp, &fp_off);
+		if (rule == REG_OTHER)
+			return unsupported;
+		if (rule != REG_AT_CFA)
+			fp_off = 0;
+	}
+	r = make_row(reg == a->sp ? UNWIND_CFA_SP_DEREF : UNWIND_CFA_FP_DEREF, 0, fp_off, ra_off);
+	if (UNWIND_ROW_CFA(&r) != UNWIND_UNSUPPORTED)
+		r.cfa_off = UNWIND_DEREF_CFA_OFF(off, (int64_t)add);
+	return r;
+}
+
 /* The row of frame state @f, as the BPF side follows it. */
 static struct unwind_row row_of(const struct arch *a, Dwarf_Frame *f, bool signal)
 {
@@ -430,6 +499,7 @@ static struct unwind_row row_of(const struct arch *a, Dwarf_Frame *f, bool signa
 	enum reg_rule rule;
 	Dwarf_Op *ops;
 	int64_t cfa_off = 0, ra_off = 0, fp_off = 0;
+	uint64_t add;
 	size_t n;
 	int reg;
 
@@ -437,18 +507,20 @@ static struct unwind_row row_of(const struct arch *a, Dwarf_Frame *f, bool signa
 		return (struct unwind_row){ .cfa_ra = UNWIND_SIGNAL };
 	if (dwarf_frame_cfa(f, &ops, &n) || !n)
 		return unsupported;
-	if (n == 1 && breg(&ops[0], &reg, &cfa_off) && (reg == a->sp || reg == a->fp))
-		cfa = reg == a->sp ? UNWIND_CFA_SP : UNWIND_CFA_FP;
-	else if (a == &x86_64 && plt_rule(ops, n, &cfa_off))
-		cfa = UNWIND_CFA_PLT;
-	else
-		return unsupported;
 	rule = reg_rule(f, a->ra, &ra_off);
 	if (rule == REG_UNDEFINED)
 		return (struct unwind_row){ .cfa_ra = UNWIND_END };
 	if (rule == REG_SAME && a->ra_in_register)
 		ra_off = 0;
 	else if (rule != REG_AT_CFA || !ra_off)
+		return unsupported;
+	if (n == 1 && breg(&ops[0], &reg, &cfa_off) && (reg == a->sp || reg == a->fp))
+		cfa = reg == a->sp ? UNWIND_CFA_SP : UNWIND_CFA_FP;
+	else if (a == &x86_64 && plt_rule(ops, n, &cfa_off))
+		cfa = UNWIND_CFA_PLT;
+	else if (deref_rule(ops, n, &reg, &cfa_off, &add) && (reg == a->sp || reg == a->fp))
+		return deref_row(a, f, reg, cfa_off, add, ra_off);
+	else
 		return unsupported;
 	rule = reg_rule(f, a->fp, &fp_off);
 	if (rule == REG_OTHER)

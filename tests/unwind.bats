@@ -186,6 +186,34 @@ woken() {
 	awk '/;nofplib_tick@plt /{ n += $NF } END { print n " samples in the stub"; exit !(n >= 10) }' "$T/folded"
 }
 
+@test "unwind: frames whose CFA is a word saved in the frame (GCC's realignment, OpenSSL's assembly) are followed" {
+	require_bpf
+	# GCC realigns nofp_realigned's frame through a register it saves:
+	# its CFA is *(rbp - 8), its caller's rbp at rbp itself.
+	start "$NOFP" realign 6
+	"$BIN/profile" -p "$WPID" -F 199 -f 3 > "$T/folded" 2>/dev/null
+	stop_bg "$WPID"
+	share "$T/folded" nofp_leaf "main;nofp_realign_top;nofp_realigned"
+	# OpenSSL's AES_encrypt realigns its stack and keeps its entry stack
+	# pointer in the frame: the CFA is *(rsp + 24) + 8 over its body,
+	# whose leaf is an unexported function of libcrypto. Only in its
+	# prologue and epilogue (the CFA in rax, then rsi) is the rule
+	# one it does not follow: such samples, AES_encrypt the leaf, are
+	# marked (7 of 596 here), and every other is whole (before: 2 of 597,
+	# every walk through its body stopped there). User stacks only: an
+	# interrupt's kernel frames would follow the mark.
+	start "$NOFP" crypto 6
+	"$BIN/profile" -U -p "$WPID" -F 199 -f 3 > "$T/folded" 2>/dev/null
+	stop_bg "$WPID"
+	awk '/;AES_encrypt(;| )/ { all += $NF
+		if (/;main;nofp_crypto_loop;AES_encrypt(;| )/) whole += $NF
+		else if (/^nofp;\[truncated:_CFI_not_followed\];AES_encrypt [0-9]+$/) marked += $NF
+		else { other += $NF; print "neither: " $0 } }
+		END { printf "%d samples through AES_encrypt: %d whole, %d marked in its prologue or epilogue\n",
+			all, whole, marked
+		      exit !(all >= 300 && !other && whole * 100 >= 80 * all) }' "$T/folded"
+}
+
 @test "unwind: code with neither CFI nor a frame pointer ends the stack in a mark, nothing invented above" {
 	require_bpf
 	# nofp_nocfi_mid (nocfi.c) has no CFI and holds in the frame-pointer

@@ -38,8 +38,16 @@
  *        nofp maps N SECONDS  -- maps N executable pages apart (N mappings,
  *                                below the libraries, as JIT code is), then
  *                                spins as nofp spin
+ *        nofp realign SECONDS -- nofp_realign_top, nofp_realigned (a frame
+ *                                GCC realigns, its CFA kept in the frame),
+ *                                then nofp_leaf
+ *        nofp crypto SECONDS  -- nofp_crypto_loop calls AES_encrypt of the
+ *                                system's libcrypto.so.3 (OpenSSL's assembly,
+ *                                its CFA kept in the frame too), dlopen()ed;
+ *                                exits 3 when there is none
  * Prints "pid PID" first.
  */
+#include <alloca.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
@@ -184,6 +192,40 @@ NOFP void nofp_dlopened(void (*outer)(double), double until)
 	sink++;
 }
 
+/*
+ * A 64-byte aligned local beside one of variable size: GCC realigns the
+ * frame through another register and describes the CFA as a word saved in
+ * the frame, *(rbp - 8) (x86-64; other targets keep a plain frame).
+ */
+NOFP void nofp_realigned(double until, int n)
+{
+	volatile unsigned long wide[8] __attribute__((aligned(64)));
+	volatile unsigned long *v = alloca(n);
+
+	wide[0] = n;
+	v[0] = wide[0];
+	nofp_leaf(until);
+	sink += v[0] + wide[0];
+}
+
+NOFP void nofp_realign_top(double until, int n)
+{
+	nofp_realigned(until, n);
+	sink++;
+}
+
+typedef void aes_fn(const unsigned char *in, unsigned char *out, const void *key);
+
+NOFP void nofp_crypto_loop(double until, aes_fn *encrypt, const void *key)
+{
+	unsigned char block[16] = { 0 };
+
+	while (now() < until)
+		for (int i = 0; i < 1000; i++)
+			encrypt(block, block, key);
+	sink += block[0];
+}
+
 NOFP void nofp_handler_leaf(double until)
 {
 	while (now() < until)
@@ -322,6 +364,19 @@ int main(int argc, char **argv)
 		fake[3] = (unsigned long)&data;
 		nofp_nocfi_top(now() + secs, strcmp(argv[3], "stack") ? 0 : (unsigned long)fake);
 		sink += fake[1];
+	} else if (!strcmp(mode, "realign")) {
+		nofp_realign_top(now() + secs, 8 + (argc > 3));
+	} else if (!strcmp(mode, "crypto")) {
+		/* AES_KEY: 60 round keys and their count. */
+		static unsigned int key[64] __attribute__((aligned(16)));
+		static const unsigned char user_key[16] = "nofp-crypto-key";
+		void *h = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
+		int (*set_key)(const unsigned char *, int, void *) = h ? dlsym(h, "AES_set_encrypt_key") : NULL;
+		aes_fn *encrypt = h ? (aes_fn *)dlsym(h, "AES_encrypt") : NULL;
+
+		if (!set_key || !encrypt || set_key(user_key, 128, key))
+			return 3;
+		nofp_crypto_loop(now() + secs, encrypt, key);
 	} else if (!strcmp(mode, "plt")) {
 		nofp_plt_loop(now() + secs);
 	} else if (!strcmp(mode, "nap") && argc == 4) {

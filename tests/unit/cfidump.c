@@ -20,14 +20,22 @@
 
 static const char *const kinds[] = {
 	"none", "cfa-sp", "cfa-fp", "plt", "signal", "end", "unsupported", "cfa-sp-ra-low",
-	"trampoline", "go-cgocall", "go-mcall", "go-systemstack",
+	"trampoline", "go-cgocall", "go-mcall", "go-systemstack", "cfa-sp-deref", "cfa-fp-deref",
 };
 
 /* Row @r in force from @addr: its kind, CFA offset, and where fp and the return address are. */
 static void print_row(uint64_t addr, const struct unwind_row *r)
 {
-	printf("%llx: %s cfa_off %d fp_off %lld ra_off %lld\n", (unsigned long long)addr,
-	       kinds[UNWIND_ROW_CFA(r)], r->cfa_off, (long long)UNWIND_ROW_FP_OFF(r),
+	bool deref = UNWIND_ROW_CFA(r) == UNWIND_CFA_SP_DEREF || UNWIND_ROW_CFA(r) == UNWIND_CFA_FP_DEREF;
+
+	/* A deref row's: the saved CFA's offset, and what is added to it after "+". */
+	if (deref)
+		printf("%llx: %s cfa_off %lld+%llu", (unsigned long long)addr, kinds[UNWIND_ROW_CFA(r)],
+		       (long long)UNWIND_DEREF_OFF(r), (unsigned long long)UNWIND_DEREF_ADD(r));
+	else
+		printf("%llx: %s cfa_off %d", (unsigned long long)addr, kinds[UNWIND_ROW_CFA(r)],
+		       r->cfa_off);
+	printf(" fp_off %lld ra_off %lld\n", (long long)UNWIND_ROW_FP_OFF(r),
 	       (long long)UNWIND_ROW_RA_OFF(r));
 }
 
