@@ -212,7 +212,7 @@ cgo_run() {
 	WPID=
 }
 
-@test "go: a cgo program's stacks whole, stripped or not: Go's code by its pclntab, C's by CFI, C called from Go up to its Go callers, across Go's stack switches" {
+@test "go: a cgo program's stacks whole, stripped or not: Go's code by its pclntab, C's by CFI, C called from Go up to its Go callers, across Go's stack switches, in profile, offcputime and offwaketime" {
 	require_bpf
 	local go_chain='runtime\.goexit;runtime\.main;main\.main;main\.goCamembert;main\.goRoquefort( |;)'
 	local c_chain='runtime\.goexit;runtime\.main;main\.main;main\.goLivarot;main\._Cfunc_livarot_outer;runtime\.cgocall;runtime\.asmcgocall;'
@@ -239,10 +239,16 @@ cgo_run() {
 		cgo_run nap 4 "$T/nap" offcputime -U -f 2
 		cgo_whole "$T/nap" ';pontleveque_nap;' 'runtime\.goexit;runtime\.main;main\.main;main\.goPontleveque;main\._Cfunc_pontleveque_nap;runtime\.cgocall;runtime\.asmcgocall;(_cgo_[0-9a-f]*_Cfunc_pontleveque_nap;)?pontleveque_nap;' ||
 			fail "Go $ver: $(sort -t' ' -k2 -nr "$T/nap" | head -3)"
+		# Blocked in C's read of a pipe that a goroutine writes to:
+		# offwaketime's blocked stack whole as above, and its waker's
+		# (leaf first, then the thread) up to that goroutine's root.
+		cgo_run pipe 4 "$T/pipe" offwaketime -U -f 2
+		cgo_whole "$T/pipe" ';comte_read;' 'runtime\.goexit;runtime\.main;main\.main;main\.goComte;main\._Cfunc_comte_read;runtime\.cgocall;runtime\.asmcgocall;(_cgo_[0-9a-f]*_Cfunc_comte_read;)?comte_read;(.*;)?--;(.*;)?main\.goBeaufort;runtime\.goexit;[^;]* [0-9]+$' ||
+			fail "Go $ver: $(sort -t' ' -k2 -nr "$T/pipe" | head -3)"
 		# No stack ends where Go switches stacks for C or the runtime's own
 		# work (systemstack: a thread back from C takes its P again); mcall
 		# as the tests above have it.
-		run grep -hE '\[truncated:[^;]*\];runtime\.(asmcgocall|systemstack);' "$T/go" "$T/c" "$T/nap"
+		run grep -hE '\[truncated:[^;]*\];runtime\.(asmcgocall|systemstack);' "$T/go" "$T/c" "$T/nap" "$T/pipe"
 		assert_failure
 	done
 }

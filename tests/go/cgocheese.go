@@ -4,7 +4,10 @@
 // main.goCamembert -> main.goRoquefort; "c" in C code called from Go,
 // main.main -> main.goLivarot -> livarot_outer -> livarot_leaf; "nap"
 // sleeps 10 ms at a time in C, main.main -> main.goPontleveque ->
-// pontleveque_nap -> usleep. Its C code keeps no frame pointers.
+// pontleveque_nap -> usleep; "pipe" blocks in C reading a pipe,
+// main.main -> main.goComte -> comte_read -> read, which a goroutine
+// writes to every 10 ms from Go, main.goBeaufort -> os.(*File).Write (a
+// waker for offwaketime). Its C code keeps no frame pointers.
 package main
 
 /*
@@ -30,6 +33,15 @@ __attribute__((noinline)) void pontleveque_nap(void)
 {
 	usleep(10000);
 	__asm__ volatile("" ::: "memory");	// not a tail call
+}
+
+__attribute__((noinline)) long comte_read(int fd)
+{
+	char c;
+	long n = read(fd, &c, 1);
+
+	__asm__ volatile("" ::: "memory");
+	return n;
 }
 */
 import "C"
@@ -67,9 +79,27 @@ func goPontleveque() {
 	C.pontleveque_nap()
 }
 
+//go:noinline
+func goComte(fd int) {
+	C.comte_read(C.int(fd))
+}
+
+var pipeW *os.File
+
+// Started with no arguments, so that it is the goroutine's own function
+// (with some, the compiler wraps the call in a closure).
+//
+//go:noinline
+func goBeaufort() {
+	for {
+		time.Sleep(10 * time.Millisecond)
+		pipeW.Write([]byte{1})
+	}
+}
+
 func main() {
 	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: cgocheese go|c|nap SECONDS")
+		fmt.Fprintln(os.Stderr, "usage: cgocheese go|c|nap|pipe SECONDS")
 		os.Exit(2)
 	}
 	secs, err := strconv.ParseFloat(os.Args[2], 64)
@@ -77,6 +107,17 @@ func main() {
 		os.Exit(2)
 	}
 	end := time.Now().Add(time.Duration(secs * float64(time.Second)))
+	fd := -1
+	if os.Args[1] == "pipe" {
+		r, w, err := os.Pipe()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fd = int(r.Fd()) // blocking from here on, as C's read expects
+		pipeW = w
+		go goBeaufort()
+	}
 	fmt.Println("ready")
 	for time.Now().Before(end) {
 		switch os.Args[1] {
@@ -84,6 +125,8 @@ func main() {
 			sink += goLivarot(sink)
 		case "nap":
 			goPontleveque()
+		case "pipe":
+			goComte(fd)
 		default:
 			sink += goCamembert(sink)
 		}
