@@ -394,14 +394,16 @@ go_timed() {
 	grep -q '^Function = main.goTimedBlock$' "$T/out" || fail "$(cat "$T/out")"
 	go_timed 1.24 block -m -F -r '@GO:main\.goTimed(Block|Nothing)$'
 	grep -q 'Tracing 1 function ' "$T/out" || fail "$(cat "$T/out")"
-	# KNOWN DEFECT, not yet understood: with -F, CI runs counted 744 of 768
-	# and 740 of 760 calls, and the tool said nothing of the rest (the
-	# same program without -F is counted exactly, above). Here 95% until
-	# it is found; the exact count stays in the test without -F.
+	# Every call, but those the tool says it could not time (a goroutine
+	# not readable at an entry or return, an entry the map refused). Two
+	# CI runs before the drains were made race-free counted 744 of 768 and
+	# 740 of 760 here, saying nothing; 28 runs beside two busy fuzzers
+	# counted every call since (README, Known issues).
 	n=$(hist_total "$T/out")
-	echo "$n of $CALLS calls counted"
-	[ "$n" -le "$CALLS" ]
-	[ $((n * 100)) -ge $((CALLS * 95)) ]
+	said=$(awk '/Go calls( or returns)? not timed/ { n += $2 } END { print n + 0 }' "$T/err")
+	echo "$n of $CALLS calls counted, $said said not timed"
+	[ "$n" -le "$CALLS" ] && [ $((n + said)) -ge "$CALLS" ] ||
+		fail "$n of $CALLS calls counted, $said said not timed: $(cat "$T/err")"
 	run "$BIN/funclatency" "$BUILD/tests/go/gowork-1.24-strip:main.noSuchFunction"
 	assert_failure 1
 	assert_output "funclatency: no function matches 'main.noSuchFunction' in $BUILD/tests/go/gowork-1.24-strip"
