@@ -11,7 +11,6 @@
 #include "cli.h"
 #include "offcpu_opts.h"
 #include "probe.h"
-#include "proc.h"
 #include "run.h"
 #include "stackopts.h"
 #include "stackreport.h"
@@ -113,13 +112,7 @@ struct offcpu_filter offcpu__filter(void)
 
 int offcpu__check_target(void)
 {
-	pid_t id = offcpu.pid ? offcpu.pid : offcpu.tid;
-
-	if (id && !proc__exists(id)) {
-		pr_err("%s %d: no such process", offcpu.pid ? "pid" : "tid", id);
-		return -1;
-	}
-	return 0;
+	return offcpu.pid ? tool__target(offcpu.pid, false) : tool__target(offcpu.tid, true);
 }
 
 int offcpu__check_files(size_t key_size)

@@ -191,6 +191,9 @@ int run__loop(const struct run *r)
 	struct run collect;
 	int err;
 
+	err = tool__target_gone();
+	if (err)
+		return err;
 	if (!r->prometheus) {
 		err = loop(r);
 	} else {

@@ -14,6 +14,7 @@
 
 #include "escape.h"
 #include "probe.h"
+#include "proc.h"
 #include "tool.h"
 
 #ifndef CAP_PERFMON
@@ -248,6 +249,31 @@ void tool__thread_maps(struct bpf_map *task_storage, struct bpf_map *by_tid, uns
 	} else {
 		bpf_map__set_max_entries(by_tid, 1);
 	}
+}
+
+static pid_t target;
+static bool target_thread;
+
+int tool__target(pid_t id, bool thread)
+{
+	if (!id)
+		return 0;
+	if (!proc__exists(id)) {
+		pr_err("%s %d: no such %s", thread ? "tid" : "pid", id, thread ? "thread" : "process");
+		return -ESRCH;
+	}
+	target = id;
+	target_thread = thread;
+	return 0;
+}
+
+int tool__target_gone(void)
+{
+	if (!target || proc__exists(target))
+		return 0;
+	pr_err("%s %d exited while %s loaded: nothing of it to trace", target_thread ? "tid" : "pid",
+	       target, tool_name);
+	return -ESRCH;
 }
 
 /* What tool__report_missed() asks the kernel about. */

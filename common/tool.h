@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Exit codes every tool shares (CONVENTIONS.md). */
 enum {
@@ -48,6 +49,20 @@ int tool__check_host(void);
  * errno it returned and, where one is known, what the user can do about it.
  */
 void tool__report_bpf_error(const char *what, int err);
+
+/*
+ * The process (@thread: thread) a tool traces with -p or -t, 0 for none:
+ * 0 when it exists, else -ESRCH after saying so. Remembered for
+ * tool__target_gone().
+ */
+int tool__target(pid_t id, bool thread);
+
+/*
+ * -ESRCH, said, when the target exited while the tool loaded and attached
+ * (seconds, on a slow machine): nothing of it is left to trace, and its pid
+ * may name another process before long.
+ */
+int tool__target_gone(void);
 
 /*
  * Says at exit how many events the kernel did not give a program of the

@@ -131,7 +131,7 @@ Try \`offwaketime --help' or \`offwaketime --usage' for more information."
 	require_bpf
 	run "$BIN/offwaketime" -t 999999999
 	assert_failure 1
-	assert_output "offwaketime: tid 999999999: no such process"
+	assert_output "offwaketime: tid 999999999: no such thread"
 	run setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$BIN/offwaketime" 1
 	assert_failure 1
 	assert_output "offwaketime: need root (or CAP_BPF and CAP_PERFMON); try sudo"

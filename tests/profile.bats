@@ -10,9 +10,9 @@ setup() {
 }
 
 teardown() {
-	stop_bg ${SPID:-} ${PPID_BG:-} ${WPID:-}
+	stop_bg ${SPID:-} ${PPID_BG:-} ${WPID:-} ${TPID:-}
 	[ -z "${CG:-}" ] || rmdir "$CG" 2>/dev/null || true
-	assert_nothing_loaded profile
+	assert_nothing_loaded profile offcputime
 }
 
 start_spin() {
@@ -417,6 +417,32 @@ $NOROOT"
 	run "$BIN/profile" -V
 	assert_success
 	assert_output --regexp '^profile \(bpfscope\) '
+}
+
+@test "profile -p, offcputime -p: a process that exits while the tool loads ends it: exit 1, said" {
+	require_bpf
+	# The process is killed and reaped once the tool has begun (its -v
+	# lines start at open, before the load of its unwinder, which takes a
+	# second or more): there is nothing left to trace, and its pid could
+	# soon be another's. (Every tool checks; runqlat loads too fast to
+	# catch it here.)
+	for tool in profile offcputime; do
+		sleep 60 &
+		WPID=$!
+		: > "$T/err"
+		"$BIN/$tool" -v -p "$WPID" 5 > "$T/out" 2> "$T/err" &
+		TPID=$!
+		wait_for_line "$T/err" "libbpf: " 10
+		kill "$WPID"
+		wait "$WPID" || true
+		WPID=
+		rc=0
+		wait "$TPID" || rc=$?
+		TPID=
+		[ "$rc" -eq 1 ] || fail "$tool exited $rc: $(cat "$T/err" | grep -v libbpf)"
+		run grep -c "^$tool: pid [0-9]* exited while $tool loaded: nothing of it to trace$" "$T/err"
+		assert_output 1
+	done
 }
 
 @test "profile: runtime errors exit 1 with what to do" {

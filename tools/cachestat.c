@@ -591,10 +591,8 @@ int main(int argc, char **argv)
 		cli.interval = 1;	/* bcc prints every second by default */
 	if (tool__check_host())
 		return EXIT_RUNTIME;
-	if (env.pid && !proc__exists(env.pid)) {
-		pr_err("pid %d: no such process", env.pid);
+	if (tool__target(env.pid, false))
 		return EXIT_RUNTIME;
-	}
 	m = choose(fn);
 	if (m == METHOD_AUTO)
 		return EXIT_RUNTIME;

@@ -21,7 +21,6 @@
 #include "procmaps.h"
 #include "probe.h"
 #include "prom.h"
-#include "proc.h"
 #include "report.h"
 #include "run.h"
 #include "tool.h"
@@ -696,10 +695,8 @@ int main(int argc, char **argv)
 	cli__parse(&cli, argc, argv);
 	if (tool__check_host())
 		return EXIT_RUNTIME;
-	if (env.pid && !proc__exists(env.pid)) {
-		pr_err("pid %d: no such process", env.pid);
+	if (tool__target(env.pid, false))
 		return EXIT_RUNTIME;
-	}
 	pattern = env.pattern;
 	colon = strchr(env.pattern, ':');
 	if (colon) {

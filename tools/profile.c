@@ -13,7 +13,6 @@
 #include "cgroup.h"
 #include "cli.h"
 #include "offcpu_opts.h"
-#include "proc.h"
 #include "run.h"
 #include "sampler.h"
 #include "stackopts.h"
@@ -234,14 +233,8 @@ int main(int argc, char **argv)
 	cli__parse(&cli, argc, argv);
 	if (tool__check_host())
 		return EXIT_RUNTIME;
-	if (env.pid && !proc__exists(env.pid)) {
-		pr_err("pid %d: no such process", env.pid);
+	if (tool__target(env.pid, false) || tool__target(env.tid, true))
 		return EXIT_RUNTIME;
-	}
-	if (env.tid && !proc__exists(env.tid)) {
-		pr_err("tid %d: no such thread", env.tid);
-		return EXIT_RUNTIME;
-	}
 	if (stackreport__check_files(stack_opts.svg, stack_opts.pprof, stack_opts.pprof_dir) ||
 	    tool__check_map_memory("--stack-storage-size", env.stack_storage, STACKREAD_ENTRY_BYTES) ||
 	    tool__check_map_memory("--hash-storage-size", env.hash_storage,

@@ -15,7 +15,6 @@
 #include "maps.h"
 #include "probe.h"
 #include "prom.h"
-#include "proc.h"
 #include "report.h"
 #include "run.h"
 #include "tool.h"
@@ -425,10 +424,8 @@ int main(int argc, char **argv)
 	warn_ignored();
 	if (tool__check_host())
 		return EXIT_RUNTIME;
-	if (env.pid && !proc__exists(env.pid)) {
-		pr_err("pid %d: no such process", env.pid);
+	if (tool__target(env.pid, false))
 		return EXIT_RUNTIME;
-	}
 
 	obj = tool__open_skeleton(readdirlat);
 	if (!obj) {

@@ -14,7 +14,6 @@
 #include "maps.h"
 #include "probe.h"
 #include "prom.h"
-#include "proc.h"
 #include "run.h"
 #include "tool.h"
 #include "runqlat.h"
@@ -244,10 +243,8 @@ int main(int argc, char **argv)
 	cli__parse(&cli, argc, argv);
 	if (tool__check_host())
 		return EXIT_RUNTIME;
-	if (env.pid && !proc__exists(env.pid)) {
-		pr_err("pid %d: no such process", env.pid);
+	if (tool__target(env.pid, false))
 		return EXIT_RUNTIME;
-	}
 
 	obj = runqlat_bpf__open();
 	if (!obj) {
