@@ -114,7 +114,32 @@ struct unwind_walk {
 	struct unwind_counts *counts;
 	struct unwind_proc *proc;
 	struct proc_key key;
+	struct pt_regs *regs;	/* the first frame's registers, until its step */
 };
+
+/* x86-64 register DWARF number @reg of @regs (UNWIND_CFA_REG). */
+static __always_inline bool unwind_reg(struct pt_regs *regs, __u32 reg, __u64 *val)
+{
+#if defined(__TARGET_ARCH_x86)
+	switch (reg) {
+	case 0: *val = BPF_CORE_READ(regs, ax); return true;
+	case 1: *val = BPF_CORE_READ(regs, dx); return true;
+	case 2: *val = BPF_CORE_READ(regs, cx); return true;
+	case 3: *val = BPF_CORE_READ(regs, bx); return true;
+	case 4: *val = BPF_CORE_READ(regs, si); return true;
+	case 5: *val = BPF_CORE_READ(regs, di); return true;
+	case 8: *val = BPF_CORE_READ(regs, r8); return true;
+	case 9: *val = BPF_CORE_READ(regs, r9); return true;
+	case 10: *val = BPF_CORE_READ(regs, r10); return true;
+	case 11: *val = BPF_CORE_READ(regs, r11); return true;
+	case 12: *val = BPF_CORE_READ(regs, r12); return true;
+	case 13: *val = BPF_CORE_READ(regs, r13); return true;
+	case 14: *val = BPF_CORE_READ(regs, r14); return true;
+	case 15: *val = BPF_CORE_READ(regs, r15); return true;
+	}
+#endif
+	return false;
+}
 
 static __always_inline bool unwind_read(__u64 *val, __u64 addr)
 {
@@ -490,11 +515,14 @@ static long unwind_step(__u32 i, void *arg)
 	struct unwind_walk *st = arg;
 	struct unwind_mapping *m;
 	struct unwind_row *r;
+	struct pt_regs *regs;
 	__u64 cfa, ra = 0, pc;
 	bool fp_saved;
 
 	if (st->done)
 		return 1;
+	regs = st->regs;
+	st->regs = NULL;
 	/*
 	 * Every slot holds a frame and there is one more: the last frame
 	 * carries a flag that says the stack went on (unwind.h).
@@ -564,6 +592,11 @@ static long unwind_step(__u32 i, void *arg)
 			return unwind_stop(st, UNWIND_MARK_READ);
 		cfa += UNWIND_DEREF_ADD(r);
 		fp_saved = false;
+		break;
+	case UNWIND_CFA_REG:
+		if (!regs || !unwind_reg(regs, UNWIND_REG_NUM(r), &cfa))
+			return unwind_stop(st, UNWIND_MARK_UNSUPPORTED);
+		cfa += UNWIND_REG_OFF(r);
 		break;
 	case UNWIND_CFA_TRAMPOLINE:
 		cfa = st->sp + 16;
@@ -682,6 +715,7 @@ static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_k
 	st.ra = BPF_CORE_READ(regs, regs[30]);
 #endif
 	st.exact = 1;
+	st.regs = regs;
 	st.trace = t;
 	st.sps = bpf_map_lookup_elem(&unwind_sps, &zero);
 	st.counts = bpf_map_lookup_elem(&unwind_counters, &zero);

@@ -64,6 +64,14 @@ enum unwind_cfa {
 	 */
 	UNWIND_CFA_SP_DEREF,
 	UNWIND_CFA_FP_DEREF,
+	/*
+	 * x86-64: CFA = another register + off, as a prologue or epilogue
+	 * that realigns the stack has it for a few instructions (the entry
+	 * stack pointer kept in rax, r10 or rsi). Followed in the first frame
+	 * only, whose registers are the interrupted ones; the register's
+	 * DWARF number and off from cfa_off (UNWIND_REG_NUM, _OFF).
+	 */
+	UNWIND_CFA_REG,
 };
 
 /*
@@ -74,6 +82,11 @@ enum unwind_cfa {
 #define UNWIND_DEREF_CFA_OFF(off, add)	((off) / 8 * 16 + (add) / 8)
 #define UNWIND_DEREF_OFF(r)	(8 * (__s64)((r)->cfa_off >> 4))
 #define UNWIND_DEREF_ADD(r)	(8 * (__u64)((r)->cfa_off & 15))
+
+/* A register row's cfa_off: the offset above 4 bits of the register's DWARF number. */
+#define UNWIND_REG_CFA_OFF(reg, off)	((off) * 16 + (reg))
+#define UNWIND_REG_NUM(r)	((r)->cfa_off & 15)
+#define UNWIND_REG_OFF(r)	((__s64)((r)->cfa_off >> 4))
 
 /*
  * One row of a binary's table, 8 bytes: from @pc (an offset from the

@@ -491,6 +491,23 @@ static struct unwind_row deref_row(const struct arch *a, Dwarf_Frame *f, int reg
 	return r;
 }
 
+/*
+ * The row of a CFA in another register, @reg + @off: x86-64's general
+ * registers, which a first frame has (UNWIND_CFA_REG).
+ */
+static struct unwind_row reg_row(const struct arch *a, int reg, int64_t off, int64_t fp_off,
+				 int64_t ra_off)
+{
+	struct unwind_row r;
+
+	if (a != &x86_64 || reg < 0 || reg > 15 || off < INT16_MIN / 16 || off > INT16_MAX / 16)
+		return (struct unwind_row){ .cfa_ra = UNWIND_UNSUPPORTED };
+	r = make_row(UNWIND_CFA_REG, 0, fp_off, ra_off);
+	if (UNWIND_ROW_CFA(&r) != UNWIND_UNSUPPORTED)
+		r.cfa_off = UNWIND_REG_CFA_OFF(reg, off);
+	return r;
+}
+
 /* The row of frame state @f, as the BPF side follows it. */
 static struct unwind_row row_of(const struct arch *a, Dwarf_Frame *f, bool signal)
 {
@@ -516,6 +533,8 @@ static struct unwind_row row_of(const struct arch *a, Dwarf_Frame *f, bool signa
 		return unsupported;
 	if (n == 1 && breg(&ops[0], &reg, &cfa_off) && (reg == a->sp || reg == a->fp))
 		cfa = reg == a->sp ? UNWIND_CFA_SP : UNWIND_CFA_FP;
+	else if (n == 1 && breg(&ops[0], &reg, &cfa_off))
+		cfa = UNWIND_CFA_REG;
 	else if (a == &x86_64 && plt_rule(ops, n, &cfa_off))
 		cfa = UNWIND_CFA_PLT;
 	else if (deref_rule(ops, n, &reg, &cfa_off, &add) && (reg == a->sp || reg == a->fp))
@@ -527,6 +546,8 @@ static struct unwind_row row_of(const struct arch *a, Dwarf_Frame *f, bool signa
 		return unsupported;
 	if (rule != REG_AT_CFA)
 		fp_off = 0;
+	if (cfa == UNWIND_CFA_REG)
+		return reg_row(a, reg, cfa_off, fp_off, ra_off);
 	return make_row(cfa, cfa_off, fp_off, ra_off);
 }
 

@@ -21,6 +21,13 @@
 static const char *const kinds[] = {
 	"none", "cfa-sp", "cfa-fp", "plt", "signal", "end", "unsupported", "cfa-sp-ra-low",
 	"trampoline", "go-cgocall", "go-mcall", "go-systemstack", "cfa-sp-deref", "cfa-fp-deref",
+	"cfa-reg",
+};
+
+/* x86-64's registers by DWARF number, as readelf names them. */
+static const char *const x86_regs[] = {
+	"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
 };
 
 /* Row @r in force from @addr: its kind, CFA offset, and where fp and the return address are. */
@@ -29,7 +36,10 @@ static void print_row(uint64_t addr, const struct unwind_row *r)
 	bool deref = UNWIND_ROW_CFA(r) == UNWIND_CFA_SP_DEREF || UNWIND_ROW_CFA(r) == UNWIND_CFA_FP_DEREF;
 
 	/* A deref row's: the saved CFA's offset, and what is added to it after "+". */
-	if (deref)
+	if (UNWIND_ROW_CFA(r) == UNWIND_CFA_REG)
+		printf("%llx: %s cfa_off %s+%lld", (unsigned long long)addr, kinds[UNWIND_ROW_CFA(r)],
+		       x86_regs[UNWIND_REG_NUM(r)], (long long)UNWIND_REG_OFF(r));
+	else if (deref)
 		printf("%llx: %s cfa_off %lld+%llu", (unsigned long long)addr, kinds[UNWIND_ROW_CFA(r)],
 		       (long long)UNWIND_DEREF_OFF(r), (unsigned long long)UNWIND_DEREF_ADD(r));
 	else
