@@ -16,11 +16,25 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } new_pids SEC(".maps");
 
+/* Notes the ring had no room for, per CPU: said at exit (common/offcpu_opts.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} notes_lost SEC(".maps");
+
 static __always_inline void proc_announce_value(const struct proc_key *k, __u32 kind, __u64 value)
 {
 	struct proc_note e = { .proc = *k, .kind = kind, .value = value };
+	__u32 zero = 0;
+	__u64 *lost;
 
-	bpf_ringbuf_output(&new_pids, &e, sizeof(e), 0);
+	if (!bpf_ringbuf_output(&new_pids, &e, sizeof(e), 0))
+		return;
+	lost = bpf_map_lookup_elem(&notes_lost, &zero);
+	if (lost)
+		(*lost)++;
 }
 
 static __always_inline void proc_announce(const struct proc_key *k, __u32 kind)

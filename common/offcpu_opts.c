@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -248,6 +249,24 @@ static int on_new_pid(void *ctx, void *data, size_t size)
 	else
 		syms__track(ctx, &e.proc);
 	return 0;
+}
+
+void offcpu__warn_notes_lost(const struct bpf_map *lost)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	unsigned long long sum = 0;
+	__u64 *per;
+	__u32 zero = 0;
+
+	per = ncpus > 0 ? calloc(ncpus, sizeof(*per)) : NULL;
+	if (per && !bpf_map__lookup_elem(lost, &zero, sizeof(zero), per, ncpus * sizeof(*per), 0))
+		for (int i = 0; i < ncpus; i++)
+			sum += per[i];
+	free(per);
+	if (sum)
+		pr_warn("%llu notes of new processes or new code lost (their ring buffer was full): "
+			"those processes were read at the next second's check instead, too late for "
+			"any that had exited ([unknown] frames)", sum);
 }
 
 struct ring_buffer *offcpu__follow_pids(int fd, struct syms *syms)

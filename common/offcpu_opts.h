@@ -104,4 +104,7 @@ struct ring_buffer;
  */
 struct ring_buffer *offcpu__follow_pids(int fd, struct syms *syms);
 
+/* Says how many of those notes the ring had no room for (@lost, its per-CPU count). */
+void offcpu__warn_notes_lost(const struct bpf_map *lost);
+
 #endif

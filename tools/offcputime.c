@@ -132,6 +132,7 @@ int main(int argc, char **argv)
 			  "off-CPU periods", "stacks");
 	syms__warn_losses(o.syms);
 	unwinder__warn_losses(o.unwinder);
+	offcpu__warn_notes_lost(o.obj->maps.notes_lost);
 out:
 	ring_buffer__free(o.pids);
 	stackread__free(o.report.stacks);

@@ -210,6 +210,7 @@ int main(int argc, char **argv)
 			  "blocked periods", "stack pairs");
 	syms__warn_losses(o.syms);
 	unwinder__warn_losses(o.unwinder);
+	offcpu__warn_notes_lost(o.obj->maps.notes_lost);
 out:
 	ring_buffer__free(o.pids);
 	stackread__free(o.report.stacks);

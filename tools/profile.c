@@ -355,6 +355,7 @@ int main(int argc, char **argv)
 	report_losses(&p);
 	syms__warn_losses(p.syms);
 	unwinder__warn_losses(p.unwinder);
+	offcpu__warn_notes_lost(p.obj->maps.notes_lost);
 out:
 	sampler__free(p.sampler);
 	ring_buffer__free(p.pids);
