@@ -294,14 +294,14 @@ tens() {
 	b=$(curl -sf "http://127.0.0.1:$PORT/metrics" | awk '/^bpfscope_cachestat_lookups_total\{pid="\[other\]"/ { print $2 }')
 	[ "$b" -ge "$a" ]
 	stop_exporter
-	# The lost counters' reasons (funclatency's four) are never folded: in
+	# The lost counters' reasons (funclatency's six) are never folded: in
 	# [other], each reason's total would take the series in turn, and it
 	# would go back and forth.
 	exporter funclatency --prometheus-series 1 "$WL/funcs:slow_func"
 	sleep 1.2
 	curl -sf "http://127.0.0.1:$PORT/metrics" > "$T/metrics"
 	run grep -c '^bpfscope_funclatency_lost_total{reason="[a-z_]*"} 0$' "$T/metrics"
-	assert_output 4
+	assert_output 6
 	run grep -c '^bpfscope_funclatency_lost_total{reason="\[other\]"}' "$T/metrics"
 	assert_output 0
 	stop_exporter
