@@ -39,6 +39,7 @@ test binutils cmd:objcopy
 test dwz cmd:dwz
 test time file:/usr/bin/time
 test curl cmd:curl
+test libssl3 file:/usr/share/doc/libssl3
 test debuginfod cmd:debuginfod
 test python3 cmd:python3
 test python3.11 file:/usr/bin/python3.11
