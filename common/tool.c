@@ -279,12 +279,61 @@ int tool__target_gone(void)
 /* What tool__report_missed() asks the kernel about. */
 static struct bpf_object *loaded;
 
+/*
+ * BPFSCOPE_VERIFIER_STATS=1: each program's verifier statistics on stderr
+ * (instructions processed, states, time), for what a change to the BPF side
+ * costs at load, where the slowest kernels' verifiers pay it many times over.
+ */
+static char **stats_logs(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+	size_t n = 0, i = 0;
+	char **logs;
+
+	if (!getenv("BPFSCOPE_VERIFIER_STATS"))
+		return NULL;
+	bpf_object__for_each_program(prog, obj)
+		n++;
+	logs = calloc(n + 1, sizeof(*logs));
+	bpf_object__for_each_program(prog, obj) {
+		if (!logs || !bpf_program__autoload(prog))
+			continue;
+		logs[i] = calloc(1, 4096);
+		if (logs[i] && !bpf_program__set_log_buf(prog, logs[i], 4096))
+			bpf_program__set_log_level(prog, 4);	/* BPF_LOG_STATS */
+		i++;
+	}
+	return logs;
+}
+
+static void stats_print(struct bpf_object *obj, char **logs)
+{
+	struct bpf_program *prog;
+	size_t i = 0;
+
+	if (!logs)
+		return;
+	bpf_object__for_each_program(prog, obj) {
+		if (!bpf_program__autoload(prog))
+			continue;
+		for (char *l = logs[i] ? strtok(logs[i], "\n") : NULL; l; l = strtok(NULL, "\n"))
+			if (strstr(l, "processed") || strstr(l, "verification time"))
+				fprintf(stderr, "%s: verifier: %s: %s\n", tool_name,
+					bpf_program__name(prog), l);
+		free(logs[i++]);
+	}
+	free(logs);
+}
+
 int tool__load(struct bpf_object_skeleton *s)
 {
+	char **logs;
 	int err;
 
 	probe__release();
+	logs = stats_logs(*s->obj);
 	err = bpf_object__load_skeleton(s);
+	stats_print(*s->obj, logs);
 	if (!err)
 		loaded = *s->obj;
 	if (err)

@@ -53,7 +53,7 @@ fb_check() {
 fb_legacy='BPF programs for kernels before 5.17'
 fb_hash='with raw_tp (no task storage for tracing programs'
 
-"$BIN/profile" -v -F 49 1 > /dev/null 2> "$SCRATCH/fb.err"
+"$BIN/profile" -v --unwind=fp -F 49 1 > /dev/null 2> "$SCRATCH/fb.err"
 fb_check legacy-bpf 517 "$fb_legacy" "$SCRATCH/fb.err"
 "$BIN/runqlat" -v 1 1 > /dev/null 2> "$SCRATCH/fb.err"
 fb_check task-storage 512 "$fb_hash" "$SCRATCH/fb.err"
@@ -67,7 +67,9 @@ fi
 # offcputime: 10 sleeps of 20 ms in offcpu_sleeper(), the time they took, as
 # offcputime.sh counts them; the legacy object, and raw_tp with a hash by
 # thread id, before 5.17 and 5.12.
-vm_trace fbo "$WL/offcpu sleep 10 20" offcputime -v -f
+# By frame pointers: the legacy object walks no CFI, and where the kernel
+# has bpf_loop offcputime.sh and unwind.sh load the CFI walk already.
+vm_trace fbo "$WL/offcpu sleep 10 20" offcputime -v -f --unwind=fp
 # All of its time off the CPU, as the workload's clocks count it: its
 # sleeps, and any preemption in it (a starved guest's), which the stacks
 # through do_nanosleep leave out (CI: 559 of 692 ms on 6.1).
@@ -84,7 +86,7 @@ fb_cell offcpu-tid-hash 512 "$(fb_said "$fb_hash" "$SCRATCH/fbo.err")" "$ok" "$d
 
 # offwaketime: a reader blocked 10 x 20 ms on a pipe, paired with its
 # waker, as offwaketime.sh counts it.
-vm_trace fbw "$WL/offcpu pipe 10 20" offwaketime -v -f
+vm_trace fbw "$WL/offcpu pipe 10 20" offwaketime -v -f --unwind=fp
 us=$(awk '/;offcpu_reader;.*;--;.*try_to_wake_up.*;offcpu_waker;/ { n += $NF } END { print n + 0 }' "$SCRATCH/fbw.out")
 ok=0
 [ "${vm_rc:-1}" = 0 ] && [ -z "$(vm_leftover offwaketime)" ] &&

@@ -9,10 +9,13 @@
 
 oc_version=$(uname -r | awk -F'[.-]' '{ printf "%d", $1 * 100 + $2 }')
 
-# oc_check CELL: one run, in a cell named by the path offcputime says it took
-# ("with tp_btf", "with raw_tp"), CELL if it said none. Sets oc_path.
+# oc_check CELL [ARGS...]: one run, in a cell named by the path offcputime
+# says it took ("with tp_btf", "with raw_tp"), CELL if it said none. Sets
+# oc_path.
 oc_check() {
-	vm_trace oc "$WL/offcpu sleep 10 20" offcputime -v -f
+	_cell=$1
+	shift
+	vm_trace oc "$WL/offcpu sleep 10 20" offcputime -v -f "$@"
 	oc_path=$(sed -n 's/^offcputime: attaching to .* with \([a-z_]*\).*/\1/p' "$SCRATCH/oc.err" | head -n 1)
 	# All its time off the CPU (a starved guest's preemptions in it too, as
 	# the workload's clocks count them), and some of it in do_nanosleep.
@@ -23,15 +26,18 @@ oc_check() {
 	left=$(vm_leftover offcputime)
 	detail="rc=$vm_rc offcpu_sleeper ... do_nanosleep: $us us of $(awk '/^done/ { print $2 " (" $3 " wall)" }' "$SCRATCH/oc.work") slept, $(grep -o 'with [a-z_]*' "$SCRATCH/oc.err" | head -n 1)"
 	if [ $vm_rc = 0 ] && [ -z "$left" ] && [ "$ns" -gt 0 ] && vm_blocked "$us" "$SCRATCH/oc.work" "$short"; then
-		result offcputime "${oc_path:-$1}" pass "$detail"
+		result offcputime "${oc_path:-$_cell}" pass "$detail"
 	else
-		result offcputime "${oc_path:-$1}" fail "$detail left=[$left] $(tail -n 2 "$SCRATCH/oc.err") $(head -c 400 "$SCRATCH/oc.out")"
+		result offcputime "${oc_path:-$_cell}" fail "$detail left=[$left] $(tail -n 2 "$SCRATCH/oc.err") $(head -c 400 "$SCRATCH/oc.out")"
 	fi
 }
 
 # By default tp_btf where tracing programs have task storage (5.12); before,
-# raw_tp with a hash by thread id (fallbacks.sh checks the same).
-oc_check tp_btf
+# raw_tp with a hash by thread id (fallbacks.sh checks the same). By frame
+# pointers, which the workload keeps: the CFI walk, whose verification is
+# what an emulated guest spends most of its time on, is checked with tp_btf
+# by unwind.sh, and with raw_tp below.
+oc_check tp_btf --unwind=fp
 [ "$oc_path" = tp_btf ] || [ $oc_version -lt 512 ] ||
 	result offcputime tp_btf fail "kernel $(uname -r) has task storage, but offcputime took ${oc_path:-nothing}"
 # raw_tp by request, unless the default took it already.
@@ -42,4 +48,4 @@ if [ "$oc_path" != raw_tp ]; then
 	[ "$oc_path" = raw_tp ] ||
 		result offcputime raw_tp-chosen fail "the fallback was not used: $(tail -n 2 "$SCRATCH/oc.err")"
 fi
-vm_switches offcputime -f 2
+vm_switches offcputime --unwind=fp -f 2
