@@ -17,6 +17,12 @@ const volatile bool kernel_stacks = true;
 const volatile bool filter_cgroup;
 const volatile __u64 cgroup_id;
 const volatile int cgroup_level;
+/* --wall: on-CPU samples count the microseconds each stands for, and time off CPU is counted too. */
+const volatile bool wall;
+const volatile __u64 sample_us;
+const volatile __u64 min_block_us;	/* --min-block */
+bool wall_dump;				/* set for the iterator's last pass: count open periods */
+struct wall_losses wall_lost;
 
 /* Data lost in the kernel; user space reports it at exit. */
 __u64 lost_samples;		/* the counts map was full */
@@ -29,15 +35,30 @@ static __always_inline void count_lost(__u64 stack, __u64 *counter)
 		__sync_fetch_and_add(counter, 1);
 }
 
-/* Samples per stack. */
+/* Samples per stack; with --wall, microseconds. */
 SWAPPED_HASH(counts, struct stack_key, __u64, 40960);
+
+/* --wall: a thread off CPU, since when and as what. */
+struct wall_period {
+	__u64 start;		/* when it left the CPU; 0 while it runs */
+	__u64 rest_ns;		/* what its last periods had beyond whole microseconds */
+	struct stack_key key;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct wall_period);
+} wall_periods SEC(".maps");
 
 SEC("perf_event")
 int profile_sample(struct bpf_perf_event_data *ctx)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u64 id = bpf_get_current_pid_tgid();
-	struct stack_key key = { .tid = (__u32)id, .proc.tgid = id >> 32 };
+	struct stack_key key = { .tid = (__u32)id, .proc.tgid = id >> 32,
+				 .state = wall ? WALL_RUNNING : WALL_NONE };
 
 	/* The idle task (pid 0 on every CPU) only with -I, and never mixed with a process. */
 	if (!key.tid && !include_idle)
@@ -60,8 +81,149 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 	count_lost(key.user_stack, &lost_user_stacks);
 	count_lost(key.kernel_stack, &lost_kernel_stacks);
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	if (!stack_count_add(&counts, &key, 1, &key.proc, NULL))
+	if (!stack_count_add(&counts, &key, wall ? sample_us : 1, &key.proc, NULL))
 		__sync_fetch_and_add(&lost_samples, 1);
+	return 0;
+}
+
+/*
+ * --wall's programs, in the legacy object too (the same maps in the same
+ * places), where they are never loaded: --wall needs task storage for
+ * tracing programs, which kernels before 5.17 are not given it for here.
+ */
+static __always_inline bool wall_wanted(struct task_struct *t)
+{
+	/* Not the idle task, nor an exiting thread's last switch: it never comes back. */
+	if (!t->pid || t->exit_state)
+		return false;
+	if (target_tgid && t->tgid != target_tgid)
+		return false;
+	if (target_tid && t->pid != target_tid)
+		return false;
+	return !filter_cgroup || task_in_cgroup(t, cgroup_id, cgroup_level);
+}
+
+/* The kernel's task states (include/linux/sched.h), stable since 2.6. */
+#define TASK_INTERRUPTIBLE	0x0001
+#define TASK_UNINTERRUPTIBLE	0x0002
+#define __TASK_STOPPED		0x0004
+#define __TASK_TRACED		0x0008
+#define TASK_NOLOAD		0x0400
+
+static __always_inline __u32 wall_state_of(long state, bool preempted)
+{
+	/* Preempted while it was about to sleep: still on the run queue. */
+	if (preempted || !state)
+		return WALL_RUNNABLE;
+	if (state & TASK_INTERRUPTIBLE)
+		return WALL_SLEEPING;
+	/* TASK_IDLE: an uninterruptible wait that is no load, a kernel thread's idle. */
+	if (state & TASK_UNINTERRUPTIBLE)
+		return state & TASK_NOLOAD ? WALL_SLEEPING : WALL_UNINTERRUPTIBLE;
+	if (state & (__TASK_STOPPED | __TASK_TRACED))
+		return WALL_STOPPED;
+	return WALL_OTHER;
+}
+
+/* Counts @p's period up to @now, which ends it. */
+static __always_inline void wall_count(struct wall_period *p, __u64 now)
+{
+	__u64 ns = now - p->start + p->rest_ns, us = ns / 1000;
+	struct stack_key key = p->key;
+
+	p->start = 0;
+	p->rest_ns = ns - us * 1000;
+	if (us < min_block_us) {
+		key.user_stack = STACK_NONE;
+		key.kernel_stack = STACK_NONE;
+		key.state = WALL_SHORT;
+	}
+	if (!stack_count_add(&counts, &key, us, &key.proc, NULL))
+		__sync_fetch_and_add(&wall_lost.keys, 1);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(profile_wall_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct wall_period *p;
+
+	/* prev leaves, and is current: its stacks are the ones to take. */
+	if (wall_wanted(prev)) {
+		p = bpf_task_storage_get(&wall_periods, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (p) {
+			p->start = now;
+			p->key.tid = prev->pid;
+			p->key.state = wall_state_of(task_state(prev, true), preempt);
+			proc_key_of(prev, &p->key.proc);
+			p->key.user_stack = user_stacks ? stack_take_user(ctx, &p->key.proc) :
+							  STACK_NONE;
+			p->key.kernel_stack = kernel_stacks ? stack_take(ctx, 0) : STACK_NONE;
+			count_lost(p->key.user_stack, &lost_user_stacks);
+			count_lost(p->key.kernel_stack, &lost_kernel_stacks);
+			bpf_get_current_comm(p->key.comm, sizeof(p->key.comm));
+		} else {
+			__sync_fetch_and_add(&wall_lost.starts, 1);
+		}
+	}
+	p = bpf_task_storage_get(&wall_periods, next, 0, 0);
+	if (p && p->start)
+		wall_count(p, now);
+	return 0;
+}
+
+/* A thread's kernel stack while it is off CPU, stored. */
+static __always_inline __u64 wall_task_stack(struct task_struct *t)
+{
+	struct stack_trace *st;
+	__u32 zero = 0;
+	long n;
+
+	st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!st)
+		return STACK_LOST;
+	n = bpf_get_task_stack(t, st->ips, sizeof(st->ips), 0);
+	if (n <= 0)
+		return STACK_NONE;
+	return stack_put(st, (__u32)n / sizeof(__u64));
+}
+
+/*
+ * Every thread, read at start and at exit. At start, a thread off CPU
+ * since before tracing began has its period start then, with the kernel
+ * stack it waits in (no other task's user stack can be walked from here).
+ * At exit (wall_dump), with the switch program gone, the periods still
+ * open are counted up to then.
+ */
+SEC("iter/task")
+int profile_wall_iter(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+	__u64 now = bpf_ktime_get_ns();
+	struct wall_period *p;
+
+	if (!t || !wall_wanted(t))
+		return 0;
+	if (wall_dump) {
+		p = bpf_task_storage_get(&wall_periods, t, 0, 0);
+		if (p && p->start)
+			wall_count(p, now);
+		return 0;
+	}
+	if (t->on_cpu)
+		return 0;
+	p = bpf_task_storage_get(&wall_periods, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	/* Seen by the switch program already: it left or came back since tracing began. */
+	if (!p || p->key.tid)
+		return 0;
+	p->start = now;
+	p->key.tid = t->pid;
+	p->key.state = wall_state_of(task_state(t, true), false);
+	proc_key_of(t, &p->key.proc);
+	p->key.user_stack = STACK_NONE;
+	p->key.kernel_stack = kernel_stacks ? wall_task_stack(t) : STACK_NONE;
+	count_lost(p->key.kernel_stack, &lost_kernel_stacks);
+	bpf_probe_read_kernel_str(p->key.comm, sizeof(p->key.comm), t->comm);
 	return 0;
 }
 

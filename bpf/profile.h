@@ -5,4 +5,10 @@
 
 #include "stack_key.h"
 
+/* profile --wall's losses, at exit. */
+struct wall_losses {
+	__u64 starts;	/* no task storage for a thread leaving the CPU: its period untimed */
+	__u64 keys;	/* the counts map was full */
+};
+
 #endif

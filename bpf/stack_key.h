@@ -43,10 +43,23 @@ struct proc_note {
 	__u64 value;
 };
 
+/* What a thread was doing in a count of profile --wall (0 elsewhere). */
+enum wall_state {
+	WALL_NONE,
+	WALL_RUNNING,		/* on a CPU: a sample */
+	WALL_RUNNABLE,		/* preempted, waiting for a CPU */
+	WALL_SLEEPING,		/* S, and the kernel's idle waits (D that counts no load) */
+	WALL_UNINTERRUPTIBLE,	/* D: disk I/O, some locks, vfork */
+	WALL_STOPPED,		/* T, t: stopped or traced */
+	WALL_OTHER,		/* any other state the kernel has */
+	WALL_SHORT,		/* periods off CPU shorter than --min-block, stacks not kept */
+	WALL_STATES,
+};
+
 struct stack_key {
 	struct proc_key proc;
 	__u32 tid;
-	__u32 pad;
+	__u32 state;		/* enum wall_state */
 	__u64 user_stack;	/* a key of the stacks map, or STACK_NONE / STACK_LOST */
 	__u64 kernel_stack;
 	char comm[TASK_COMM_LEN];

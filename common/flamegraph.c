@@ -153,6 +153,8 @@ static void xml_text(FILE *f, const char *s)
 /*
  * Red for user code, orange for the kernel, green for JIT, aqua for inlined
  * calls, grey for the rest (flamegraph.pl's habit); Python's functions blue.
+ * A wall-clock profile's states: on CPU red, runnable yellow, sleeping
+ * blue, uninterruptible purple, the rest grey.
  */
 static void colour(const struct node *n, char *buf, size_t size)
 {
@@ -172,6 +174,18 @@ static void colour(const struct node *n, char *buf, size_t size)
 		break;
 	case FRAME_PYTHON:
 		snprintf(buf, size, "rgb(%u,%u,%u)", 90 + h % 40, 110 + (h >> 8) % 50, 210 + (h >> 16) % 45);
+		break;
+	case FRAME_STATE:
+		if (!strcmp(n->name, "[running]"))
+			snprintf(buf, size, "rgb(230,60,50)");
+		else if (!strcmp(n->name, "[runnable]"))
+			snprintf(buf, size, "rgb(235,200,40)");
+		else if (!strcmp(n->name, "[sleeping]"))
+			snprintf(buf, size, "rgb(90,140,230)");
+		else if (!strcmp(n->name, "[uninterruptible]"))
+			snprintf(buf, size, "rgb(160,90,210)");
+		else
+			snprintf(buf, size, "rgb(180,180,180)");
 		break;
 	case FRAME_USER:
 		/* Less green than the kernel's orange, so the two kinds stay apart. */

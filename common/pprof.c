@@ -333,6 +333,17 @@ static int gzip_to(FILE *f, const struct pb *b)
 	return err;
 }
 
+/* Does @st pass through a frame named @name? Every stack does when @name is NULL. */
+static bool through(const struct stackset *set, const struct stack *st, const char *name)
+{
+	if (!name)
+		return true;
+	for (size_t i = 0; i < st->n; i++)
+		if (!strcmp(stackset__frame(set, st->frames[i])->name, name))
+			return true;
+	return false;
+}
+
 int pprof__write(const struct stackset *set, FILE *f, const struct pprof_opts *o)
 {
 	struct strtab t = { .n = 1 };
@@ -372,9 +383,9 @@ int pprof__write(const struct stackset *set, FILE *f, const struct pprof_opts *o
 			goto oom;
 		for (int64_t k = 0; k < nids; k++)
 			pb_varint(&ids_msg, ids[k]);
-		pb_varint(&vals, st->value);
+		pb_varint(&vals, st->value * (o->scale1 ? o->scale1 : 1));
 		if (o->type2)
-			pb_varint(&vals, st->value * o->scale);
+			pb_varint(&vals, through(set, st, o->type2_frame) ? st->value * o->scale : 0);
 		pb_message(&sample, 1, &ids_msg);	/* packed location_id */
 		pb_message(&sample, 2, &vals);		/* packed value */
 		pb_message(&out, 2, &sample);
@@ -448,6 +459,8 @@ int pprof__write(const struct stackset *set, FILE *f, const struct pprof_opts *o
 	pb_uint(&out, 10, o->duration_nanos);
 	if (o->period_type)
 		value_type(&out, 11, &t, o->period_type, o->period_unit);
+	if (o->default_type)
+		pb_uint(&out, 14, str_index(&t, o->default_type));	/* default_sample_type */
 	pb_uint(&out, 12, o->period);
 	/* The string table last: every index above is now allocated. */
 	for (size_t i = 0; i < t.n; i++)

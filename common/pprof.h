@@ -14,6 +14,10 @@ struct pprof_opts {
 	const char *type, *unit;		/* "samples", "count" */
 	const char *type2, *unit2;		/* "cpu", "nanoseconds"; or NULL */
 	uint64_t scale;
+	uint64_t scale1;			/* the first value times this; 0: as counted */
+	/* Named: the second value only for stacks through a frame of this name (profile --wall). */
+	const char *type2_frame;
+	const char *default_type;		/* the type a viewer shows first; NULL: the last */
 	const char *period_type, *period_unit;	/* "cpu", "nanoseconds" */
 	int64_t period;
 	int64_t time_nanos;			/* start, since the epoch */

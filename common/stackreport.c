@@ -98,18 +98,36 @@ size_t stackreport__thread(struct stackreport *r, const struct proc_key *proc,
 	return n;
 }
 
-/* struct stack_key's fold: comm; user; [-]; kernel, root first. */
+const char *stackreport__state_name(unsigned int state)
+{
+	static const char *const names[WALL_STATES] = {
+		[WALL_RUNNING] = "[running]",
+		[WALL_RUNNABLE] = "[runnable]",
+		[WALL_SLEEPING] = "[sleeping]",
+		[WALL_UNINTERRUPTIBLE] = "[uninterruptible]",
+		[WALL_STOPPED] = "[stopped]",
+		[WALL_OTHER] = "[other]",
+		[WALL_SHORT] = "[short]",
+	};
+
+	return state < WALL_STATES && names[state] ? names[state] : NULL;
+}
+
+/* struct stack_key's fold: comm; [state] (profile --wall); user; [-]; kernel, root first. */
 static size_t key_fold(struct stackreport *r, const void *k, struct frame *out)
 {
 	const struct stack_key *key = k;
 	static struct frame leaf_first[STACKREPORT_MAX_THREAD];
+	const char *state = stackreport__state_name(key->state);
 	size_t n = stackreport__thread(r, &key->proc, key->user_stack, key->kernel_stack,
-				       leaf_first);
+				       leaf_first), o = 0;
 
-	out[0] = (struct frame){ .name = key->comm, .kind = FRAME_ROOT };
+	out[o++] = (struct frame){ .name = key->comm, .kind = FRAME_ROOT };
+	if (state)
+		out[o++] = (struct frame){ .name = state, .kind = FRAME_STATE };
 	for (size_t i = 0; i < n; i++)
-		out[1 + i] = leaf_first[n - 1 - i];
-	return n + 1;
+		out[o++] = leaf_first[n - 1 - i];
+	return o;
 }
 
 void stackreport__print_frames(const struct frame *f, size_t n)
@@ -132,8 +150,12 @@ static void key_print_text(struct stackreport *r, const void *k, uint64_t value)
 {
 	const struct stack_key *key = k;
 	static struct frame f[STACKREPORT_MAX_THREAD];
+	const char *state = stackreport__state_name(key->state);
+
 	stackreport__print_frames(f, stackreport__thread(r, &key->proc, key->user_stack,
 							 key->kernel_stack, f));
+	if (state)
+		printf("    %s\n", state);
 	printf("    %-16s ", "-");
 	escape__print(stdout, key->comm, ESCAPE_TEXT);
 	printf(" (%u)\n        %llu\n\n", key->tid, (unsigned long long)value);
@@ -147,6 +169,8 @@ static void key_json_fields(struct stackreport *r, const void *k, uint64_t value
 	json__str(j, "comm", key->comm);
 	json__u64(j, "pid", key->tid);
 	json__u64(j, "tgid", key->proc.tgid);
+	if (stackreport__state_name(key->state))
+		json__str(j, "state", stackreport__state_name(key->state));
 	json__u64(j, r->json_value ? r->json_value : "value", value);
 }
 

@@ -90,6 +90,9 @@ int stackreport__track(struct stackreport *r);
 size_t stackreport__thread(struct stackreport *r, const struct proc_key *proc,
 			   __u64 user_stack, __u64 kernel_stack, struct frame *out);
 
+/* The frame that names a thread's state in profile --wall ("[sleeping]"); NULL for none. */
+const char *stackreport__state_name(unsigned int state);
+
 /* Prints frames @f[0..@n) in bcc's text layout: one indented line each, "--" for a delimiter. */
 void stackreport__print_frames(const struct frame *f, size_t n);
 

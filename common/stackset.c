@@ -193,6 +193,8 @@ const char *frame_kind__name(enum frame_kind kind)
 		return "python";
 	case FRAME_SEPARATOR:
 		return "separator";
+	case FRAME_STATE:
+		return "state";
 	case FRAME_UNKNOWN:
 		break;
 	}

@@ -16,6 +16,7 @@ enum frame_kind {
 	FRAME_PYTHON,		/* a Python function: "name (file.py:line)" */
 	FRAME_SEPARATOR,	/* "-" between user and kernel, "--" before a waker */
 	FRAME_UNKNOWN,		/* "[unknown]", "[vdso]" (no symbol), "[Missed User Stack]", ... */
+	FRAME_STATE,		/* profile --wall: what the thread was doing, "[sleeping]" */
 };
 
 /* A kind's name in JSON: "user", "kernel", "jit", "inlined", "python", "separator", "unknown". */

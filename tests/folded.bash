@@ -9,10 +9,11 @@ json_folded() {
 		((.samples // .total_us) | tostring)' "$1"
 }
 
-# pprof_folded PROFILE: go tool pprof's traces (leaf first, the process
-# name last), each turned around, weighted by its value in ns or count.
+# pprof_folded PROFILE [OPTION...]: go tool pprof's traces (leaf first, the
+# process name last), each turned around, weighted by its value in ns or
+# count (of the sample type -sample_index=TYPE names, else the default).
 pprof_folded() {
-	go tool pprof -traces "$1" 2>/dev/null | awk '
+	go tool pprof -traces "${@:2}" "$1" 2>/dev/null | awk '
 		function flush() { if (n) { line = f[n]; for (i = n - 1; i >= 1; i--) line = line ";" f[i]
 			printf "%s %.0f\n", line, v } n = 0 }
 		/^-+\+-+$/ { flush(); go = 1; next }

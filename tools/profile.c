@@ -10,6 +10,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "probe.h"
+
 #include "cgroup.h"
 #include "cli.h"
 #include "offcpu_opts.h"
@@ -25,12 +27,14 @@
 #include "profile.skel.h"
 #include "profile.legacy.h"
 
-enum { KEY_STACK_STORAGE = CLI_KEY_TOOL, KEY_HASH_STORAGE, KEY_CGROUP, KEY_CYCLES };
+enum { KEY_STACK_STORAGE = CLI_KEY_TOOL, KEY_HASH_STORAGE, KEY_CGROUP, KEY_CYCLES, KEY_WALL,
+       KEY_MIN_BLOCK };
 
 static struct env {
 	pid_t pid, tid;
 	bool user_only, kernel_only, delimit, no_delimit, annotate, idle, folded, cycles, freq_set;
-	unsigned long freq, period, stack_storage, hash_storage;
+	bool wall;
+	unsigned long freq, period, stack_storage, hash_storage, min_block;
 	int cpu;
 	const char *cgroup;
 } env = { .freq = 49, .stack_storage = 16384, .hash_storage = 40960, .cpu = -1 };
@@ -52,6 +56,10 @@ static const struct argp_option options[] = {
 	{ "hash-storage-size", KEY_HASH_STORAGE, "SIZE", 0, "Distinct stacks counted (default 40960)" },
 	{ "cgroup", KEY_CGROUP, "PATH", 0, "Profile tasks in this cgroup v2 (and below) only" },
 	{ "cycles", KEY_CYCLES, NULL, 0, "Sample CPU cycles (hardware) instead of the CPU clock" },
+	{ "wall", KEY_WALL, NULL, 0,
+	  "Wall-clock profile: each thread's whole time, on CPU and off, by its state, in microseconds" },
+	{ "min-block", KEY_MIN_BLOCK, "USECS", 0,
+	  "With --wall: periods off CPU shorter than this in one [short] count, without stacks" },
 	{},
 };
 
@@ -81,6 +89,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case KEY_CGROUP: env.cgroup = cli__parse_cgroup(state, "--cgroup", arg); break;
 	case KEY_CYCLES: env.cycles = true; break;
+	case KEY_WALL: env.wall = true; break;
+	case KEY_MIN_BLOCK:
+		env.min_block = cli__parse_ulong(state, "minimum block time", arg, 0, ULONG_MAX);
+		break;
 	case ARGP_KEY_END:
 		stackreport__check_args(state, stack_opts.svg, stack_opts.pprof,
 					env.folded || ((struct cli *)state->input)->json);
@@ -90,6 +102,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "-F and -c exclude each other");
 		if (env.pid && env.tid)
 			argp_error(state, "-p and -L exclude each other");
+		/* Each sample stands for 1/F s of one thread's time, on every CPU: what --wall adds to. */
+		if (env.wall && (env.period || env.cycles || env.cpu >= 0 || env.idle))
+			argp_error(state, "--wall counts threads' time on every CPU, at -F Hz: %s excludes it",
+				   env.period ? "-c" : env.cycles ? "--cycles" : env.cpu >= 0 ? "-C" : "-I");
+		if (env.min_block && !env.wall)
+			argp_error(state, "--min-block needs --wall");
 		/* -A (no delimiter, the default) beside -d: -A wins, in either order. */
 		if (env.no_delimit)
 			tool__warn_ignored("-A leaves out the delimiter", env.delimit ? "-d" : NULL);
@@ -118,7 +136,8 @@ static struct cli cli = {
 		"    profile -p 185 -f 30    # one process, folded, for flame graphs\n"
 		"    profile --svg cpu.svg 10    # a flame graph, written by the tool\n"
 		"    profile --pprof cpu.pb.gz 10  # for go tool pprof, Pyroscope, Parca\n"
-		"    profile --cgroup system.slice/nginx.service 10   # one service\n",
+		"    profile --cgroup system.slice/nginx.service 10   # one service\n"
+		"    profile --wall -p 185 -f 10    # its threads' whole time, on CPU and off\n",
 	.options = options,
 	.parser = parse_opt,
 	.group = &stack_opts_argp,
@@ -132,7 +151,60 @@ struct profile {
 	struct ring_buffer *pids;
 	struct stackreport report;
 	struct sampler *sampler;
+	struct bpf_link *wall_switch;
 };
+
+/*
+ * --wall: one pass of the iterator over every thread. At start it gives
+ * threads off CPU since before then their periods; at exit, with the
+ * switch program detached first, it counts the periods still open.
+ */
+static int wall_pass(struct profile *p, bool last)
+{
+	struct bpf_link *link;
+	char buf[64];
+	ssize_t n;
+	int fd;
+
+	if (last) {
+		bpf_link__destroy(p->wall_switch);
+		p->wall_switch = NULL;
+		p->obj->bss->wall_dump = true;
+	}
+	link = bpf_program__attach_iter(p->obj->progs.profile_wall_iter, NULL);
+	if (!link)
+		return -errno;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		fd = -errno;
+		bpf_link__destroy(link);
+		return fd;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	bpf_link__destroy(link);
+	return n;
+}
+
+/* --wall's kernel side, attached before sampling starts. */
+static int wall_start(struct profile *p)
+{
+	int err;
+
+	p->wall_switch = bpf_program__attach(p->obj->progs.profile_wall_switch);
+	if (!p->wall_switch) {
+		err = -errno;
+		tool__report_bpf_error("attach to sched_switch", err);
+		return err;
+	}
+	err = wall_pass(p, false);
+	if (err)
+		tool__report_bpf_error("read the threads (a task iterator)", err);
+	return err;
+}
 
 /* About once a second: follow CPUs coming and going, note new processes. */
 static int tick(void *ctx)
@@ -156,6 +228,15 @@ static int64_t start_mono;
 static int report(void *ctx, const struct report_info *info)
 {
 	struct profile *p = ctx;
+	int err;
+
+	/* Periods still open end with the run: counted, not lost. */
+	if (env.wall && info->last) {
+		err = wall_pass(p, true);
+		if (err)
+			pr_warn("cannot count the periods off CPU still open at exit: %s",
+				strerror(-err));
+	}
 
 	p->report.profile.duration_nanos = now_ns(CLOCK_MONOTONIC) - start_mono;
 	return stackreport__print(&p->report);
@@ -175,10 +256,13 @@ static void report_losses(struct profile *p)
 	else if (unread)
 		pr_warn("%llu stack traces lost: raise --stack-storage-size (now %lu)",
 			unread, env.stack_storage);
-	if (p->obj->bss->lost_samples)
-		pr_warn("%llu samples dropped: more than %lu distinct stacks; "
-			"raise --hash-storage-size", (unsigned long long)p->obj->bss->lost_samples,
-			env.hash_storage);
+	if (p->obj->bss->lost_samples + p->obj->bss->wall_lost.keys)
+		pr_warn("%llu %s dropped: more than %lu distinct stacks; raise --hash-storage-size",
+			(unsigned long long)(p->obj->bss->lost_samples + p->obj->bss->wall_lost.keys),
+			env.wall ? "samples and periods off CPU" : "samples", env.hash_storage);
+	if (p->obj->bss->wall_lost.starts)
+		pr_warn("%llu periods off CPU not timed: no room for the thread's start",
+			(unsigned long long)p->obj->bss->wall_lost.starts);
 }
 
 static void banner(void)
@@ -199,6 +283,14 @@ static void banner(void)
 		snprintf(cpu, sizeof(cpu), " on CPU#%d", env.cpu);
 	if (cli.duration)
 		snprintf(dur, sizeof(dur), " for %u secs.", cli.duration);
+	if (env.wall) {
+		fprintf(env.folded || cli.json ? stderr : stdout,
+			"Wall-clock time of %s at %s on CPU, in microseconds by state, by %s stack%s\n",
+			who, rate, env.user_only ? "user" : env.kernel_only ? "kernel" : "user + kernel",
+			dur);
+		fflush(NULL);
+		return;
+	}
 	/* Folded lines go straight into flame graph scripts: keep stdout clean, as bcc does. */
 	fprintf(env.folded || cli.json ? stderr : stdout, "Sampling at %s of %s by %s stack%s%s\n",
 		rate, who, env.user_only ? "user" : env.kernel_only ? "kernel" : "user + kernel",
@@ -216,7 +308,8 @@ static void describe(int argc, char **argv, const char *event, char *buf, size_t
 		o += snprintf(buf + o, size - o, " %s", argv[i]);
 	gethostname(host, sizeof(host) - 1);
 	if (o < size)
-		snprintf(buf + o, size - o, " on %s; on-CPU samples of %s", host, event);
+		snprintf(buf + o, size - o, env.wall ? " on %s; threads' time, on CPU by samples of %s" :
+		 " on %s; on-CPU samples of %s", host, event);
 }
 
 int main(int argc, char **argv)
@@ -273,6 +366,18 @@ int main(int argc, char **argv)
 	bpf_map__set_max_entries(p.obj->maps.counts_a, env.hash_storage);
 	/* The second takes the first's place at each --pprof-dir report only. */
 	bpf_map__set_max_entries(p.obj->maps.counts_b, stack_opts.pprof_dir ? env.hash_storage : 1);
+	if (env.wall && (tool__legacy_bpf() || !probe__task_storage() ||
+			 !probe__tp_btf("sched_switch"))) {
+		pr_err("--wall needs Linux 5.17 (bpf_loop, task storage and BTF tracepoints)");
+		err = -ENOTSUP;
+		goto out;
+	}
+	bpf_program__set_autoload(p.obj->progs.profile_wall_switch, env.wall);
+	bpf_program__set_autoload(p.obj->progs.profile_wall_iter, env.wall);
+	bpf_map__set_autocreate(p.obj->maps.wall_periods, env.wall);
+	p.obj->rodata->wall = env.wall;
+	p.obj->rodata->sample_us = (1000000 + env.freq / 2) / env.freq;
+	p.obj->rodata->min_block_us = env.min_block;
 	if (env.kernel_only)
 		stack_opts.unwind.method = UNWIND_FP;	/* no user stacks to walk */
 	ubpf = UNWIND_BPF(p.obj);
@@ -293,6 +398,11 @@ int main(int argc, char **argv)
 		if (env.pid)
 			syms__track(p.syms, &(struct proc_key){ .tgid = env.pid });
 	}
+	if (env.wall) {
+		err = wall_start(&p);
+		if (err)
+			goto out;
+	}
 	so = (struct sampler_opts){ .cycles = env.cycles, .freq = env.period ? 0 : env.freq,
 				    .period = env.period, .cpu = env.cpu };
 	p.sampler = sampler__new(p.obj->progs.profile_sample, &so);
@@ -309,6 +419,8 @@ int main(int argc, char **argv)
 	if (env.period)
 		snprintf(title, sizeof(title), "CPU profile, a sample every %lu %s", env.period,
 			 env.cycles ? "cycles" : "ns");
+	else if (env.wall)
+		snprintf(title, sizeof(title), "Wall-clock profile, on CPU at %lu Hz", env.freq);
 	else
 		snprintf(title, sizeof(title), "CPU profile, %lu Hz", env.freq);
 	describe(argc, argv, env.cycles ? "CPU cycles" : "the CPU clock", sub, sizeof(sub));
@@ -336,6 +448,18 @@ int main(int argc, char **argv)
 			.time_nanos = start_wall,
 		},
 	};
+	if (env.wall) {
+		/* Microseconds of threads' time; pprof's in nanoseconds, the on-CPU part beside. */
+		p.report.json_value = "total_us";
+		p.report.flamegraph.unit = "us";
+		p.report.profile = (struct pprof_opts){
+			.type = "wall", .unit = "nanoseconds", .scale1 = 1000,
+			.type2 = "cpu", .unit2 = "nanoseconds", .scale = 1000,
+			.type2_frame = stackreport__state_name(WALL_RUNNING), .default_type = "wall",
+			.period_type = "wall", .period_unit = "nanoseconds", .period = (int64_t)ns,
+			.time_nanos = start_wall,
+		};
+	}
 	if (!p.report.stacks) {
 		err = -ENOMEM;
 		goto out;
@@ -357,6 +481,7 @@ int main(int argc, char **argv)
 	unwinder__warn_losses(p.unwinder);
 	offcpu__warn_notes_lost(p.obj->maps.notes_lost);
 out:
+	bpf_link__destroy(p.wall_switch);
 	sampler__free(p.sampler);
 	ring_buffer__free(p.pids);
 	stackread__free(p.report.stacks);

@@ -1,0 +1,139 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# profile --wall on tests/workloads/wallclock.c: its main thread, wall-worker,
+# spends a known time in each state, in a function of its own; wall-sleeper
+# sleeps throughout. The workload measures each state by its own clocks (and
+# the kernel's schedstat for time waiting for a CPU); the tool's counts, in
+# microseconds, must agree.
+
+load helpers
+load folded
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+}
+
+teardown() {
+	stop_bg ${WPID:-} ${TPID:-}
+	assert_nothing_loaded profile
+}
+
+# wall_run MS ARGS...: the workload (MS ms a state) traced by profile --wall
+# -p ARGS until it is done; its report in $T/work, the tool's in $T/out and
+# $T/err.
+wall_run() {
+	local ms=$1
+	shift
+	: > "$T/work"
+	"$WL/wallclock" "$ms" > "$T/work" &
+	WPID=$!
+	wait_for_line "$T/work" '^pid '
+	: > "$T/out"
+	: > "$T/err"
+	"$BIN/profile" --wall -p "$WPID" -F 99 "$@" > "$T/out" 2> "$T/err" &
+	TPID=$!
+	wait_for_any 'Wall-clock time of PID' 20 "$T/out" "$T/err"
+	# Asleep before the release too: its thread's time starts with the tool's.
+	sleep 0.5
+	kill -USR1 "$WPID"
+	wait "$WPID"
+	WPID=
+	kill -INT "$TPID"
+	wait "$TPID"
+	TPID=
+	grep -q '^done' "$T/work"
+}
+
+# folded_sum FILE REGEX: the counts of FILE's folded lines that match REGEX.
+folded_sum() {
+	awk -v re="$2" '$0 ~ re { n += $NF } END { print n + 0 }' "$1"
+}
+
+# measured NAME: what the workload measured of a state, in us.
+measured() {
+	awk -v n="$1" '$1 == n { print $2 }' "$T/work"
+}
+
+# within GOT WANT PERCENT: GOT is WANT within PERCENT.
+within() {
+	echo "got $1, want $2 +- $3%"
+	[ "$1" -ge $(($2 * (100 - $3) / 100)) ] && [ "$1" -le $(($2 * (100 + $3) / 100)) ]
+}
+
+# The checks every format's folded lines must pass: each state under its
+# function within 10% of what the workload measured, the sleeper asleep
+# throughout, and the two threads' totals (both there from the tool's start
+# to the workload's end) within 2% of each other.
+check_states() {
+	local f=$1 worker sleeper
+	within "$(folded_sum "$f" '^wall-worker;\[running\];.*;wall_spin( |;)')" "$(measured spin)" 10
+	within "$(folded_sum "$f" '^wall-worker;\[sleeping\];.*;wall_sleep( |;)')" "$(measured sleep)" 10
+	within "$(folded_sum "$f" '^wall-worker;\[sleeping\];.*;wall_pipe( |;)')" "$(measured pipe)" 10
+	within "$(folded_sum "$f" '^wall-worker;\[runnable\];.*;wall_runnable( |;)')" "$(measured runnable)" 10
+	within "$(folded_sum "$f" '^wall-worker;\[uninterruptible\];.*;wall_vfork( |;)')" "$(measured vfork)" 10
+	worker=$(folded_sum "$f" '^wall-worker;')
+	sleeper=$(folded_sum "$f" '^wall-sleeper;')
+	within "$worker" "$sleeper" 2
+	# Asleep throughout, but for a moment to exit: at most one sample on CPU.
+	[ "$(folded_sum "$f" '^wall-sleeper;\[sleeping\];')" -ge $((sleeper - 10102)) ]
+	# The real-time thread ran its time.
+	within "$(folded_sum "$f" '^wall-hog;\[running\];')" "$(measured spin)" 15
+}
+
+@test "profile --wall -f: each state of a thread within 10% of its time, under its function" {
+	require_bpf
+	wall_run 1000 -f
+	cat "$T/work"
+	check_states "$T/out"
+	# A state frame right above the thread, on every line, and one of ours.
+	run grep -vE '^[^;]+;\[(running|runnable|sleeping|uninterruptible|stopped|other)\][; ]' "$T/out"
+	assert_output ''
+	# Told what the counts are, on the standard error with -f.
+	grep -q 'in microseconds by state' "$T/err"
+}
+
+@test "profile --wall: text, JSON, the flame graph and pprof count the run alike" {
+	require_bpf
+	wall_run 600 --json --svg "$T/w.svg" --pprof "$T/w.pb.gz"
+	json_folded "$T/out" > "$T/json.folded"
+	check_states "$T/json.folded"
+	# Every JSON line names its state, as its frames do.
+	[ "$(jq -r 'select(.state != .frames[0]) | .state' "$T/out" | wc -l)" = 0 ]
+	svg_folded "$T/w.svg" > "$T/svg.folded"
+	check_states "$T/svg.folded"
+	grep -q 'fill="rgb(90,140,230)"' "$T/w.svg"	# sleeping is blue
+	# pprof: wall time in ns first and by default; on-CPU time beside it.
+	pprof_folded "$T/w.pb.gz" | awk '{ $NF = int($NF / 1000 + 0.5); print }' > "$T/pprof.folded"
+	check_states "$T/pprof.folded"
+	cpu=$(pprof_folded "$T/w.pb.gz" -sample_index=cpu | awk '{ n += $NF } END { print int(n / 1000 + 0.5) }')
+	within "$cpu" "$(folded_sum "$T/json.folded" ';\[running\];')" 1
+}
+
+@test "profile --wall: text output has the state above the thread's line" {
+	require_bpf
+	wall_run 500
+	grep -q '^Wall-clock time of PID .* in microseconds by state' "$T/out"
+	text_folded "$T/out" > "$T/text.folded"
+	check_states "$T/text.folded"
+}
+
+@test "profile --wall --min-block: shorter periods in one [short] count, the sum still whole" {
+	require_bpf
+	wall_run 500 -f --min-block 300000
+	within "$(folded_sum "$T/out" '^wall-worker;\[sleeping\];.*;wall_sleep( |;)')" "$(measured sleep)" 10
+	[ "$(folded_sum "$T/out" '^wall-worker;\[short\] ')" -gt 0 ]
+	run grep -E '^[^;]+;\[short\];' "$T/out"
+	assert_failure	# no stacks under it
+	within "$(folded_sum "$T/out" '^wall-worker;')" "$(folded_sum "$T/out" '^wall-sleeper;')" 2
+}
+
+@test "profile --wall: options it excludes, and --min-block without it" {
+	for opt in "-c 100000" --cycles "-C 0" -I; do
+		run "$BIN/profile" --wall $opt 1
+		assert_failure 2
+		assert_output --partial "--wall counts threads' time on every CPU"
+	done
+	run "$BIN/profile" --min-block 10 1
+	assert_failure 2
+	assert_output --partial '--min-block needs --wall'
+}
