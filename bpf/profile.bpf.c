@@ -21,7 +21,6 @@ const volatile int cgroup_level;
 const volatile bool wall;
 const volatile __u64 sample_us;
 const volatile __u64 min_block_us;	/* --min-block */
-bool wall_dump;				/* set for the iterator's last pass: count open periods */
 struct wall_losses wall_lost;
 
 /* Data lost in the kernel; user space reports it at exit. */
@@ -40,7 +39,8 @@ SWAPPED_HASH(counts, struct stack_key, __u64, 40960);
 
 /* --wall: a thread off CPU, since when and as what. */
 struct wall_period {
-	__u64 start;		/* when it left the CPU; 0 while it runs */
+	__u64 start;		/* counted up to here (it left, or a report cut); 0 while it runs */
+	__u64 left;		/* when it left the CPU, for --min-block */
 	__u64 rest_ns;		/* what its last periods had beyond whole microseconds */
 	struct stack_key key;
 };
@@ -125,15 +125,33 @@ static __always_inline __u32 wall_state_of(long state, bool preempted)
 	return WALL_OTHER;
 }
 
-/* Counts @p's period up to @now, which ends it. */
-static __always_inline void wall_count(struct wall_period *p, __u64 now)
-{
-	__u64 ns = now - p->start + p->rest_ns, us = ns / 1000;
-	struct stack_key key = p->key;
+/*
+ * A period is counted by whoever takes its start: the switch that ends it
+ * (an exchange with 0) or a report's cut (a compare-and-exchange with the
+ * cut's time), never both. The legacy object, never loaded with --wall,
+ * has plain stores instead: kernels before 5.12 refuse these atomics.
+ */
+#ifndef BPFSCOPE_LEGACY
+#define wall_take(p) __sync_lock_test_and_set(&(p)->start, 0)
+#define wall_cut(p, seen, now) (__sync_val_compare_and_swap(&(p)->start, seen, now) == (seen))
+#define wall_open(p, now) __sync_lock_test_and_set(&(p)->start, now)
+#else
+#define wall_take(p) ({ __u64 s_ = (p)->start; (p)->start = 0; s_; })
+#define wall_cut(p, seen, now) ({ (p)->start = now; true; })
+#define wall_open(p, now) ((p)->start = now)
+#endif
 
-	p->start = 0;
+/* Counts @ns of @key's period (its stacks, or [short] when it began too recently). */
+static __always_inline void wall_count(struct wall_period *p, const struct stack_key *k, __u64 ns,
+				       __u64 now)
+{
+	struct stack_key key = *k;
+	__u64 us;
+
+	ns += p->rest_ns;
+	us = ns / 1000;
 	p->rest_ns = ns - us * 1000;
-	if (us < min_block_us) {
+	if (now - p->left < min_block_us * 1000) {
 		key.user_stack = STACK_NONE;
 		key.kernel_stack = STACK_NONE;
 		key.state = WALL_SHORT;
@@ -152,7 +170,7 @@ int BPF_PROG(profile_wall_switch, bool preempt, struct task_struct *prev, struct
 	if (wall_wanted(prev)) {
 		p = bpf_task_storage_get(&wall_periods, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (p) {
-			p->start = now;
+			p->left = now;
 			p->key.tid = prev->pid;
 			p->key.state = wall_state_of(task_state(prev, true), preempt);
 			proc_key_of(prev, &p->key.proc);
@@ -162,13 +180,18 @@ int BPF_PROG(profile_wall_switch, bool preempt, struct task_struct *prev, struct
 			count_lost(p->key.user_stack, &lost_user_stacks);
 			count_lost(p->key.kernel_stack, &lost_kernel_stacks);
 			bpf_get_current_comm(p->key.comm, sizeof(p->key.comm));
+			wall_open(p, now);	/* after the key: a cut reads it then */
 		} else {
 			__sync_fetch_and_add(&wall_lost.starts, 1);
 		}
 	}
 	p = bpf_task_storage_get(&wall_periods, next, 0, 0);
-	if (p && p->start)
-		wall_count(p, now);
+	if (p) {
+		__u64 start = wall_take(p);
+
+		if (start)
+			wall_count(p, &p->key, now - start, now);
+	}
 	return 0;
 }
 
@@ -189,34 +212,37 @@ static __always_inline __u64 wall_task_stack(struct task_struct *t)
 }
 
 /*
- * Every thread, read at start and at exit. At start, a thread off CPU
- * since before tracing began has its period start then, with the kernel
- * stack it waits in (no other task's user stack can be walked from here).
- * At exit (wall_dump), with the switch program gone, the periods still
- * open are counted up to then.
+ * Every thread, read at start and at each report. A thread off CPU counts
+ * its period up to now (the report has it, the rest goes to the next); one
+ * off CPU since before tracing began, without a period, has it begin now,
+ * with the kernel stack it waits in (no other thread's user stack can be
+ * walked from here).
  */
 SEC("iter/task")
 int profile_wall_iter(struct bpf_iter__task *ctx)
 {
 	struct task_struct *t = ctx->task;
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = bpf_ktime_get_ns(), start;
 	struct wall_period *p;
+	struct stack_key key;
 
 	if (!t || !wall_wanted(t))
 		return 0;
-	if (wall_dump) {
-		p = bpf_task_storage_get(&wall_periods, t, 0, 0);
-		if (p && p->start)
-			wall_count(p, now);
+	p = bpf_task_storage_get(&wall_periods, t, 0, 0);
+	if (p) {
+		start = p->start;
+		key = p->key;	/* before the cut: a switch may write the next period's after it */
+		if (start && wall_cut(p, start, now))
+			wall_count(p, &key, now - start, now);
 		return 0;
 	}
 	if (t->on_cpu)
 		return 0;
 	p = bpf_task_storage_get(&wall_periods, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	/* Seen by the switch program already: it left or came back since tracing began. */
+	/* Seen by the switch program meanwhile: it has left or come back since. */
 	if (!p || p->key.tid)
 		return 0;
-	p->start = now;
+	p->left = now;
 	p->key.tid = t->pid;
 	p->key.state = wall_state_of(task_state(t, true), false);
 	proc_key_of(t, &p->key.proc);
@@ -224,6 +250,7 @@ int profile_wall_iter(struct bpf_iter__task *ctx)
 	p->key.kernel_stack = kernel_stacks ? wall_task_stack(t) : STACK_NONE;
 	count_lost(p->key.kernel_stack, &lost_kernel_stacks);
 	bpf_probe_read_kernel_str(p->key.comm, sizeof(p->key.comm), t->comm);
+	wall_open(p, now);
 	return 0;
 }
 

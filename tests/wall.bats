@@ -117,6 +117,27 @@ check_states() {
 	check_states "$T/text.folded"
 }
 
+@test "profile --wall --pprof-dir: each report cuts the periods still open, the sleeper's in every file" {
+	require_bpf
+	mkdir "$T/pd"
+	wall_run 1000 --pprof-dir "$T/pd" --pprof-interval 1
+	local files=0 f worker sleeper
+	for f in "$T"/pd/profile-*.pb.gz; do
+		pprof_folded "$f" > "$T/one.folded"
+		worker=$(folded_sum "$T/one.folded" '^wall-worker;')
+		sleeper=$(folded_sum "$T/one.folded" '^wall-sleeper;\[sleeping\];')
+		echo "$f: worker $worker ns, sleeper $sleeper ns"
+		# A last report between the workload's end and the tool's has neither.
+		[ "$worker" -gt 0 ] || continue
+		# Asleep throughout, counted in every second, not only the one it woke in.
+		[ "$sleeper" -gt 0 ]
+		# Both threads there the whole second, the last (a part) aside.
+		[ "$sleeper" -lt 500000000 ] || within "$worker" "$sleeper" 2
+		files=$((files + 1))
+	done
+	[ "$files" -ge 5 ]
+}
+
 @test "profile --wall --min-block: shorter periods in one [short] count, the sum still whole" {
 	require_bpf
 	wall_run 500 -f --min-block 300000

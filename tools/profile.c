@@ -156,21 +156,16 @@ struct profile {
 
 /*
  * --wall: one pass of the iterator over every thread. At start it gives
- * threads off CPU since before then their periods; at exit, with the
- * switch program detached first, it counts the periods still open.
+ * threads off CPU since before then their periods; at each report it
+ * counts the periods still open up to then, the rest left to the next.
  */
-static int wall_pass(struct profile *p, bool last)
+static int wall_pass(struct profile *p)
 {
 	struct bpf_link *link;
 	char buf[64];
 	ssize_t n;
 	int fd;
 
-	if (last) {
-		bpf_link__destroy(p->wall_switch);
-		p->wall_switch = NULL;
-		p->obj->bss->wall_dump = true;
-	}
 	link = bpf_program__attach_iter(p->obj->progs.profile_wall_iter, NULL);
 	if (!link)
 		return -errno;
@@ -200,7 +195,7 @@ static int wall_start(struct profile *p)
 		tool__report_bpf_error("attach to sched_switch", err);
 		return err;
 	}
-	err = wall_pass(p, false);
+	err = wall_pass(p);
 	if (err)
 		tool__report_bpf_error("read the threads (a task iterator)", err);
 	return err;
@@ -230,12 +225,11 @@ static int report(void *ctx, const struct report_info *info)
 	struct profile *p = ctx;
 	int err;
 
-	/* Periods still open end with the run: counted, not lost. */
-	if (env.wall && info->last) {
-		err = wall_pass(p, true);
+	/* Periods still open are cut here: counted in this report, not lost or late. */
+	if (env.wall) {
+		err = wall_pass(p);
 		if (err)
-			pr_warn("cannot count the periods off CPU still open at exit: %s",
-				strerror(-err));
+			pr_warn("cannot count the periods off CPU still open: %s", strerror(-err));
 	}
 
 	p->report.profile.duration_nanos = now_ns(CLOCK_MONOTONIC) - start_mono;

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # profile on a test VM's kernel: perf_event sampling at 99 Hz finds the two
-# functions a workload burns CPU in, 3:1, with user and kernel stacks.
+# functions a workload burns CPU in, 3:1, with user and kernel stacks; and
+# --wall, a thread's states each under its function.
 #
 # POSIX sh; see tests/vm/lib.sh. profile_spin burns CPU in
 # bpfscope_spin_alpha and bpfscope_spin_beta, 3:1 in CPU time; -k adds a
@@ -32,4 +33,54 @@ if [ $rc = 0 ] && [ -z "$left" ] && [ $beta -gt 0 ] && [ $kern -gt 0 ] &&
 	result profile cpu-clock pass "$detail"
 else
 	result profile cpu-clock fail "$detail left=[$left] $(tail -n 2 "$SCRATCH/pf.err") $(head -c 600 "$SCRATCH/pf.out")"
+fi
+
+# --wall (5.17): each state of wallclock's worker under its function, in
+# microseconds, as the workload measured it (within 20%: an emulated guest
+# starved beside the suite is preempted anywhere), and its sleeping
+# thread's total as the worker's (within 5%); n/a before 5.17, said.
+: > "$SCRATCH/pw.work"
+"$WL/wallclock" 300 > "$SCRATCH/pw.work" &
+wpid=$!
+vm_wait "$SCRATCH/pw.work" '^pid ' $wpid
+: > "$SCRATCH/pw.err"
+"$BIN/profile" --wall -f -F 99 -p $wpid > "$SCRATCH/pw.out" 2> "$SCRATCH/pw.err" &
+ppid=$!
+if vm_wait "$SCRATCH/pw.err" 'Wall-clock time' $ppid; then
+	kill -USR1 $wpid
+	wait $wpid
+	kill -INT $ppid
+fi
+wait $ppid
+rc=$?
+kill $wpid 2> /dev/null
+wait $wpid 2> /dev/null
+# Brackets, not backslashes: awk -v takes escapes away, each awk its own way.
+pw_sum() {
+	awk -v re="$1" '$0 ~ re { n += $NF } END { print n + 0 }' "$SCRATCH/pw.out"
+}
+pw_want() {
+	awk -v n="$1" '$1 == n { print $2 }' "$SCRATCH/pw.work"
+}
+pw_ok=1
+detail="rc=$rc"
+for s in "sleeping wall_sleep sleep" "sleeping wall_pipe pipe" "runnable wall_runnable runnable" \
+	 "uninterruptible wall_vfork vfork"; do
+	set -- $s
+	got=$(pw_sum "^wall-worker;[[]$1[]];.*;$2( |;)")
+	want=$(pw_want $3)
+	detail="$detail $3=$got/${want:-?}"
+	[ -n "$want" ] && [ $((got * 100)) -ge $((want * 80)) ] && [ $((got * 100)) -le $((want * 120)) ] || pw_ok=0
+done
+worker=$(pw_sum '^wall-worker;')
+sleeper=$(pw_sum '^wall-sleeper;[[]sleeping[]];')
+spin=$(pw_sum '^wall-worker;[[]running[]];.*;wall_spin( |;)')
+detail="$detail spin=$spin worker=$worker sleeper=$sleeper"
+[ "$spin" -gt 0 ] && [ $((sleeper * 100)) -ge $((worker * 95)) ] && [ $((sleeper * 100)) -le $((worker * 105)) ] || pw_ok=0
+if grep -q -- '--wall needs Linux 5.17' "$SCRATCH/pw.err"; then
+	result profile wall n/a "$(grep -- '--wall needs' "$SCRATCH/pw.err")"
+elif [ $rc = 0 ] && [ $pw_ok = 1 ] && [ -z "$(vm_leftover profile)" ]; then
+	result profile wall pass "$detail"
+else
+	result profile wall fail "$detail $(tail -n 2 "$SCRATCH/pw.err") $(cat "$SCRATCH/pw.work" | tr '\n' ' ') $(head -c 400 "$SCRATCH/pw.out")"
 fi
