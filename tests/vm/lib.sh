@@ -80,6 +80,26 @@ vm_attach() {
 	esac
 }
 
+# vm_held PID OUT ERR TOOL [ARGS...]: $BIN/TOOL ARGS, output to OUT and
+# ERR, while PID, a workload, is held (SIGSTOP) until the tool says it
+# samples or traces: an emulated guest's one host thread then spends the
+# tool's load (seconds of verifying and reading tables) on it alone, not
+# also on a workload spinning beside it. Waits for the tool; its exit
+# status in vm_rc.
+vm_held() {
+	_w=$1 _o=$2 _e=$3
+	shift 3
+	kill -STOP "$_w"
+	: > "$_o"
+	: > "$_e"
+	"$BIN/$@" > "$_o" 2> "$_e" &
+	_t=$!
+	vm_wait "$_o $_e" 'Sampling\|Tracing' $_t
+	kill -CONT "$_w"
+	wait $_t
+	vm_rc=$?
+}
+
 # vm_trace NAME WORKLOAD TOOL [ARGS...]: starts WORKLOAD (plain words; it
 # prints "pid PID" and waits for SIGUSR1), then TOOL -p PID ARGS with
 # vm_attach; releases the workload, waits for it, and stops the tool with

@@ -19,8 +19,9 @@ go_profile() {
 		"$WL/go/gowork-$ver-strip" cpu 120 > "$SCRATCH/go.work" &
 		wpid=$!
 		vm_wait "$SCRATCH/go.work" '^ready' $wpid
-		"$BIN/profile" -v -f -F 99 -p $wpid "$@" 2 >> "$SCRATCH/go.out" 2> "$SCRATCH/go.err"
-		rc=$?
+		vm_held $wpid "$SCRATCH/go.one" "$SCRATCH/go.err" profile -v -f -F 99 -p $wpid "$@" 2
+		rc=$vm_rc
+		cat "$SCRATCH/go.one" >> "$SCRATCH/go.out"
 		kill $wpid 2> /dev/null
 		wait $wpid 2> /dev/null
 		[ $rc = 0 ] && [ "$(vm_samples "$SCRATCH/go.out" ';main[.]goHotAlpha( |;)')" -le 20 ] || break

@@ -17,7 +17,8 @@ py_line() {
 }
 
 # py_run NAME TOOL ARGS...: the workload (for up to 120 s: an emulated guest
-# takes seconds to load a tool), TOOL -p PID ARGS on it for 2 s; output in $SCRATCH/NAME.out and .err, vm_rc TOOL's exit status.
+# takes seconds to load a tool), TOOL -p PID ARGS on it for 2 s, held while
+# the tool loads (vm_held); output in $SCRATCH/NAME.out and .err, vm_rc TOOL's exit status.
 py_run() {
 	_n=$1
 	shift
@@ -30,8 +31,7 @@ py_run() {
 	fi
 	# Its own pid: busybox's shell may run chroot in a child of the job.
 	_py=$(awk '/^pid / { print $2; exit }' "$SCRATCH/$_n.work")
-	"$BIN/$@" -p "$_py" 2 > "$SCRATCH/$_n.out" 2> "$SCRATCH/$_n.err"
-	vm_rc=$?
+	vm_held "$_py" "$SCRATCH/$_n.out" "$SCRATCH/$_n.err" "$@" -p "$_py" 2
 	kill "$_py" $_p 2> /dev/null
 	wait $_p 2> /dev/null
 }

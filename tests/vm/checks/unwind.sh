@@ -31,7 +31,8 @@ uw_verdict() {
 # uw_profile SECONDS WORKLOAD...: WORKLOAD (it prints "pid PID" first)
 # profiled -v -f for SECONDS at 99 Hz (more profile options in $uw_args):
 # output in uw.out and uw.err, the tool's status in rc; the workload is
-# stopped once profile is done. Workloads spin for 120 s, not the 20 they
+# stopped once profile is done, and held while profile loads (vm_held).
+# Workloads spin for 120 s, not the 20 they
 # did: an arm64 guest starved beside the suite took longer than that to
 # load profile, whose -p process had then exited (a CI run: no sample in
 # five runs). uw_gone says when a workload ended before profile did.
@@ -42,8 +43,8 @@ uw_profile() {
 	"$@" > "$SCRATCH/uw.work" &
 	wpid=$!
 	vm_wait "$SCRATCH/uw.work" '^pid ' $wpid
-	"$BIN/profile" -v -f -F 99 $uw_args -p $wpid $_secs > "$SCRATCH/uw.out" 2> "$SCRATCH/uw.err"
-	rc=$?
+	vm_held $wpid "$SCRATCH/uw.out" "$SCRATCH/uw.err" profile -v -f -F 99 $uw_args -p $wpid $_secs
+	rc=$vm_rc
 	kill -0 $wpid 2> /dev/null || uw_gone="the workload exited before profile did; "
 	kill $wpid 2> /dev/null
 	wait $wpid 2> /dev/null
