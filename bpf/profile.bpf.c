@@ -87,9 +87,9 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 }
 
 /*
- * --wall's programs, in the legacy object too (the same maps in the same
- * places), where they are never loaded: --wall needs task storage for
- * tracing programs, which kernels before 5.17 are not given it for here.
+ * --wall's programs. The legacy object has them too, so that both have the
+ * same maps in the same places, but never loads them: --wall needs Linux
+ * 5.17's object (task storage for tracing programs, the atomics below).
  */
 static __always_inline bool wall_wanted(struct task_struct *t)
 {

@@ -158,3 +158,10 @@ check_states() {
 	assert_failure 2
 	assert_output --partial '--min-block needs --wall'
 }
+
+@test "profile --wall: a kernel before 5.17 is told so, nothing left loaded" {
+	require_bpf
+	BPFSCOPE_DISABLE=bpf_loop run "$BIN/profile" --wall 1
+	assert_failure 1
+	assert_output --partial '--wall needs Linux 5.17'
+}

@@ -151,7 +151,7 @@ struct profile {
 	struct ring_buffer *pids;
 	struct stackreport report;
 	struct sampler *sampler;
-	struct bpf_link *wall_switch;
+	struct bpf_link *wall_switch, *wall_iter;
 };
 
 /*
@@ -161,26 +161,19 @@ struct profile {
  */
 static int wall_pass(struct profile *p)
 {
-	struct bpf_link *link;
 	char buf[64];
 	ssize_t n;
 	int fd;
 
-	link = bpf_program__attach_iter(p->obj->progs.profile_wall_iter, NULL);
-	if (!link)
+	fd = bpf_iter_create(bpf_link__fd(p->wall_iter));
+	if (fd < 0)
 		return -errno;
-	fd = bpf_iter_create(bpf_link__fd(link));
-	if (fd < 0) {
-		fd = -errno;
-		bpf_link__destroy(link);
-		return fd;
-	}
+	/* The program writes nothing: reading to the end runs it on every thread. */
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
 		;
 	if (n < 0)
 		n = -errno;
 	close(fd);
-	bpf_link__destroy(link);
 	return n;
 }
 
@@ -195,7 +188,8 @@ static int wall_start(struct profile *p)
 		tool__report_bpf_error("attach to sched_switch", err);
 		return err;
 	}
-	err = wall_pass(p);
+	p->wall_iter = bpf_program__attach_iter(p->obj->progs.profile_wall_iter, NULL);
+	err = p->wall_iter ? wall_pass(p) : -errno;
 	if (err)
 		tool__report_bpf_error("read the threads (a task iterator)", err);
 	return err;
@@ -475,6 +469,7 @@ int main(int argc, char **argv)
 	unwinder__warn_losses(p.unwinder);
 	offcpu__warn_notes_lost(p.obj->maps.notes_lost);
 out:
+	bpf_link__destroy(p.wall_iter);
 	bpf_link__destroy(p.wall_switch);
 	sampler__free(p.sampler);
 	ring_buffer__free(p.pids);
