@@ -24,6 +24,7 @@ teardown() {
 wall_run() {
 	local ms=$1
 	shift
+	WALL_MS=$ms
 	: > "$T/work"
 	"$WL/wallclock" "$ms" > "$T/work" &
 	WPID=$!
@@ -76,8 +77,8 @@ check_states() {
 	within "$worker" "$sleeper" 2
 	# Asleep throughout, but for a moment to exit: at most one sample on CPU.
 	[ "$(folded_sum "$f" '^wall-sleeper;\[sleeping\];')" -ge $((sleeper - 10102)) ]
-	# The real-time thread ran its time.
-	within "$(folded_sum "$f" '^wall-hog;\[running\];')" "$(measured spin)" 15
+	# The real-time thread ran its time (the kernel keeps 5% of each second from it).
+	within "$(folded_sum "$f" '^wall-hog;\[running\];')" $((WALL_MS * 1000)) 15
 }
 
 @test "profile --wall -f: each state of a thread within 10% of its time, under its function" {
@@ -131,8 +132,10 @@ check_states() {
 		[ "$worker" -gt 0 ] || continue
 		# Asleep throughout, counted in every second, not only the one it woke in.
 		[ "$sleeper" -gt 0 ]
-		# Both threads there the whole second, the last (a part) aside.
-		[ "$sleeper" -lt 500000000 ] || within "$worker" "$sleeper" 2
+		# Both threads there the whole second, the last (a part) aside: the
+		# same time, within 3% (the worker's time on CPU is sampled, each
+		# sample 1% of a second).
+		[ "$sleeper" -lt 500000000 ] || within "$worker" "$sleeper" 3
 		files=$((files + 1))
 	done
 	[ "$files" -ge 5 ]
