@@ -86,18 +86,36 @@ struct {
 } stacks SEC(".maps");
 
 
-/* Stores @t's first @depth frames; its key, or STACK_LOST when the map is full. */
-static __always_inline __u64 stack_put(struct stack_trace *t, __u32 depth)
+/*
+ * @h mixed with @t's first @depth frames. A global function where the
+ * kernel takes pointers in their arguments (5.12; the legacy object's
+ * kernels do not), so that the verifier checks its loop once, not again
+ * for every state a tool's program reaches a stack_put() with.
+ */
+#ifdef BPFSCOPE_LEGACY
+static __always_inline
+#else
+__noinline
+#endif
+__u64 stack_hash(const struct stack_trace *t, __u32 depth, __u64 h)
 {
-	__u64 h = stack_seed ^ depth;
-	long err;
-
+	if (!t)
+		return h;
 	for (__u32 i = 0; i < STACK_MAX_DEPTH; i++) {
 		if (i >= depth)
 			break;
 		h = (h ^ t->ips[i]) * 0x9e3779b97f4a7c15ULL;
 		h ^= h >> 32;
 	}
+	return h;
+}
+
+/* Stores @t's first @depth frames; its key, or STACK_LOST when the map is full. */
+static __always_inline __u64 stack_put(struct stack_trace *t, __u32 depth)
+{
+	__u64 h = stack_hash(t, depth, stack_seed ^ depth);
+	long err;
+
 	h ^= h >> 29;
 	h *= 0xbf58476d1ce4e5b9ULL;
 	h ^= h >> 32;
