@@ -195,22 +195,6 @@ int BPF_PROG(profile_wall_switch, bool preempt, struct task_struct *prev, struct
 	return 0;
 }
 
-/* A thread's kernel stack while it is off CPU, stored. */
-static __always_inline __u64 wall_task_stack(struct task_struct *t)
-{
-	struct stack_trace *st;
-	__u32 zero = 0;
-	long n;
-
-	st = bpf_map_lookup_elem(&stack_scratch, &zero);
-	if (!st)
-		return STACK_LOST;
-	n = bpf_get_task_stack(t, st->ips, sizeof(st->ips), 0);
-	if (n <= 0)
-		return STACK_NONE;
-	return stack_put(st, (__u32)n / sizeof(__u64));
-}
-
 /*
  * Every thread, read at start and at each report. A thread off CPU counts
  * its period up to now (the report has it, the rest goes to the next); one
@@ -247,7 +231,7 @@ int profile_wall_iter(struct bpf_iter__task *ctx)
 	p->key.state = wall_state_of(task_state(t, true), false);
 	proc_key_of(t, &p->key.proc);
 	p->key.user_stack = STACK_NONE;
-	p->key.kernel_stack = kernel_stacks ? wall_task_stack(t) : STACK_NONE;
+	p->key.kernel_stack = kernel_stacks ? stack_take_task(t) : STACK_NONE;
 	count_lost(p->key.kernel_stack, &lost_kernel_stacks);
 	bpf_probe_read_kernel_str(p->key.comm, sizeof(p->key.comm), t->comm);
 	wall_open(p, now);

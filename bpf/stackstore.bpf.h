@@ -131,6 +131,14 @@ static __always_inline __u64 stack_put(struct stack_trace *t, __u32 depth)
 	return err && err != -17 /* EEXIST: another CPU stored it */ ? STACK_LOST : h;
 }
 
+/* @t as a stack helper filled it, @n bytes or an error: stored, or why not. */
+static __always_inline __u64 stack_store(struct stack_trace *t, long n)
+{
+	if (n <= 0)
+		return n == 0 || n == -14 /* EFAULT */ ? STACK_NONE : STACK_LOST;
+	return stack_put(t, (__u32)n / sizeof(__u64));
+}
+
 /*
  * The current stack (user space with BPF_F_USER_STACK, else the kernel's),
  * stored: its key, STACK_NONE when there is none (a kernel thread's user
@@ -140,15 +148,23 @@ static __always_inline __u64 stack_take(void *ctx, __u64 flags)
 {
 	struct stack_trace *t;
 	__u32 zero = 0;
-	long n;
 
 	t = bpf_map_lookup_elem(&stack_scratch, &zero);
 	if (!t)
 		return STACK_LOST;
-	n = bpf_get_stack(ctx, t->ips, sizeof(t->ips), flags);
-	if (n <= 0)
-		return n == 0 || n == -14 /* EFAULT */ ? STACK_NONE : STACK_LOST;
-	return stack_put(t, (__u32)n / sizeof(__u64));
+	return stack_store(t, bpf_get_stack(ctx, t->ips, sizeof(t->ips), flags));
+}
+
+/* The kernel stack of @task, off CPU (bpf_get_task_stack), as stack_take() gives it. */
+static __always_inline __u64 stack_take_task(struct task_struct *task)
+{
+	struct stack_trace *t;
+	__u32 zero = 0;
+
+	t = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!t)
+		return STACK_LOST;
+	return stack_store(t, bpf_get_task_stack(task, t->ips, sizeof(t->ips), 0));
 }
 
 /*
