@@ -38,7 +38,12 @@ fi
 # --wall (5.17): each state of wallclock's worker under its function, in
 # microseconds, as the workload measured it (within 20%: an emulated guest
 # starved beside the suite is preempted anywhere), and its sleeping
-# thread's total as the worker's (within 5%); n/a before 5.17, said.
+# thread's total as the worker's (within 5%), the worker's time on CPU
+# allowed half or twice what it was: that is sampled, and a guest's 99 Hz
+# timer, late when qemu gets no CPU, takes one sample for the periods it
+# missed (a CI run: 202 ms sampled of 300 ms spun, the worker's total 7%
+# short). Off CPU, from the scheduler's switches, nothing is lost that way.
+# n/a before 5.17, said.
 : > "$SCRATCH/pw.work"
 "$WL/wallclock" 300 > "$SCRATCH/pw.work" &
 wpid=$!
@@ -73,10 +78,13 @@ for s in "sleeping wall_sleep sleep" "sleeping wall_pipe pipe" "runnable wall_ru
 	[ -n "$want" ] && [ $((got * 100)) -ge $((want * 80)) ] && [ $((got * 100)) -le $((want * 120)) ] || pw_ok=0
 done
 worker=$(pw_sum '^wall-worker;')
+running=$(pw_sum '^wall-worker;[[]running[]];')
 sleeper=$(pw_sum '^wall-sleeper;[[]sleeping[]];')
 spin=$(pw_sum '^wall-worker;[[]running[]];.*;wall_spin( |;)')
-detail="$detail spin=$spin worker=$worker sleeper=$sleeper"
-[ "$spin" -gt 0 ] && [ $((sleeper * 100)) -ge $((worker * 95)) ] && [ $((sleeper * 100)) -le $((worker * 105)) ] || pw_ok=0
+detail="$detail spin=$spin running=$running worker=$worker sleeper=$sleeper"
+off=$((worker - running))
+[ "$spin" -gt 0 ] && [ $(((off + running * 2) * 100)) -ge $((sleeper * 95)) ] &&
+	[ $(((off + running / 2) * 100)) -le $((sleeper * 105)) ] || pw_ok=0
 if grep -q -- '--wall needs Linux 5.17' "$SCRATCH/pw.err"; then
 	result profile wall n/a "$(grep -- '--wall needs' "$SCRATCH/pw.err")"
 elif [ $rc = 0 ] && [ $pw_ok = 1 ] && [ -z "$(vm_leftover profile)" ]; then
