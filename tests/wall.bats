@@ -167,4 +167,5 @@ check_states() {
 	BPFSCOPE_DISABLE=bpf_loop run "$BIN/profile" --wall 1
 	assert_failure 1
 	assert_output --partial '--wall needs Linux 5.17'
+	assert_nothing_loaded profile
 }
