@@ -41,6 +41,7 @@ SWAPPED_HASH(counts, struct stack_key, __u64, 40960);
 struct wall_period {
 	__u64 start;		/* counted up to here (it left, or a report cut); 0 while it runs */
 	__u64 left;		/* when it left the CPU, for --min-block */
+	__u64 ran_ns;		/* its time on CPU then (se.sum_exec_runtime) */
 	__u64 rest_ns;		/* what its last periods had beyond whole microseconds */
 	struct stack_key key;
 };
@@ -170,7 +171,18 @@ int BPF_PROG(profile_wall_switch, bool preempt, struct task_struct *prev, struct
 	if (wall_wanted(prev)) {
 		p = bpf_task_storage_get(&wall_periods, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (p) {
+			__u64 ran = prev->se.sum_exec_runtime, start = wall_take(p);
+
+			/*
+			 * Still open: it came back without a switch this program
+			 * saw (on 6.18 under load, up to a second, after a
+			 * throttled real-time thread), or saw without its
+			 * storage. Its time off CPU since is what was not its own.
+			 */
+			if (start && now - start > ran - p->ran_ns)
+				wall_count(p, &p->key, now - start - (ran - p->ran_ns), now);
 			p->left = now;
+			p->ran_ns = ran;
 			p->key.tid = prev->pid;
 			p->key.state = wall_state_of(task_state(prev, true), preempt);
 			proc_key_of(prev, &p->key.proc);
@@ -185,6 +197,7 @@ int BPF_PROG(profile_wall_switch, bool preempt, struct task_struct *prev, struct
 			__sync_fetch_and_add(&wall_lost.starts, 1);
 		}
 	}
+	/* No storage, or none to be had just now: the next departure counts the period. */
 	p = bpf_task_storage_get(&wall_periods, next, 0, 0);
 	if (p) {
 		__u64 start = wall_take(p);
@@ -227,6 +240,7 @@ int profile_wall_iter(struct bpf_iter__task *ctx)
 	if (!p || p->key.tid)
 		return 0;
 	p->left = now;
+	p->ran_ns = t->se.sum_exec_runtime;
 	p->key.tid = t->pid;
 	p->key.state = wall_state_of(task_state(t, true), false);
 	proc_key_of(t, &p->key.proc);
