@@ -91,6 +91,14 @@ $(OUTPUT)/tests/nofp: tests/nofp/nofp.c $(NOFP_OBJS) $(OUTPUT)/tests/libnofplib.
 
 check workloads: $(OUTPUT)/tests/libswaplib.so
 
+# The same program with frame pointers as well as its CFI, for the
+# benchmark's walk of one stack both ways (tests/bench/unwind).
+$(OUTPUT)/tests/nofp-fp: tests/nofp/nofp.c $(NOFP_OBJS) $(OUTPUT)/tests/libnofplib.so | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(NOFP_CFLAGS) -fno-omit-frame-pointer -pthread $< $(NOFP_OBJS) -L$(OUTPUT)/tests -lnofplib -Wl,-rpath,'$$ORIGIN' -o $@
+
+bench: $(OUTPUT)/tests/nofp-fp
+
 # The library with its CFI only in its own .debug_frame, as code built
 # without unwind tables but with -g has it: as is, and compressed.
 NOFP_DFRAME := -O2 -fomit-frame-pointer -Wall -g -fno-asynchronous-unwind-tables -fno-unwind-tables
