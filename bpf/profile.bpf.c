@@ -136,10 +136,12 @@ static __always_inline __u32 wall_state_of(long state, bool preempted)
 #define wall_take(p) __sync_lock_test_and_set(&(p)->start, 0)
 #define wall_cut(p, seen, now) (__sync_val_compare_and_swap(&(p)->start, seen, now) == (seen))
 #define wall_open(p, now) __sync_lock_test_and_set(&(p)->start, now)
+#define wall_close(p, seen) (__sync_val_compare_and_swap(&(p)->start, seen, 0) == (seen))
 #else
 #define wall_take(p) ({ __u64 s_ = (p)->start; (p)->start = 0; s_; })
 #define wall_cut(p, seen, now) ({ (p)->start = now; true; })
 #define wall_open(p, now) ((p)->start = now)
+#define wall_close(p, seen) ({ (p)->start = 0; true; })
 #endif
 
 /* Counts @ns of @key's period (its stacks, or [short] when it began too recently). */
@@ -219,7 +221,7 @@ SEC("iter/task")
 int profile_wall_iter(struct bpf_iter__task *ctx)
 {
 	struct task_struct *t = ctx->task;
-	__u64 now = bpf_ktime_get_ns(), start;
+	__u64 now = bpf_ktime_get_ns(), start, ran;
 	struct wall_period *p;
 	struct stack_key key;
 
@@ -229,7 +231,19 @@ int profile_wall_iter(struct bpf_iter__task *ctx)
 	if (p) {
 		start = p->start;
 		key = p->key;	/* before the cut: a switch may write the next period's after it */
-		if (start && wall_cut(p, start, now))
+		if (!start)
+			return 0;
+		/*
+		 * It has run since it left (off CPU its runtime stands still):
+		 * its return went untraced. Closed as its departure would.
+		 */
+		ran = t->se.sum_exec_runtime - p->ran_ns;
+		if (ran) {
+			if (wall_close(p, start) && now - start > ran)
+				wall_count(p, &key, now - start - ran, now);
+			return 0;
+		}
+		if (wall_cut(p, start, now))
 			wall_count(p, &key, now - start, now);
 		return 0;
 	}
