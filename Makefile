@@ -147,6 +147,15 @@ $(OUTPUT)/obj/common/%.o: common/%.c $(wildcard common/*.h) $(wildcard bpf/*.h) 
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
+# The names of the target's system calls, from its own headers: SYSCALL(read) ...
+$(OUTPUT)/skel/syscall_names.h: | $(OUTPUT)/skel $(SYSROOT_DONE)
+	$(call msg,GEN,$@)
+	$(Q)echo '#include <asm/unistd.h>' | $(CC) $(CFLAGS) -dM -E -x c - | \
+		sed -n 's/^#define __NR_\([a-z0-9_]*\) .*/SYSCALL(\1)/p' | \
+		grep -v '^SYSCALL(\(syscalls\|arch_specific_syscall\))$$' | sort > $@
+
+$(OUTPUT)/obj/common/syscalls.o: $(OUTPUT)/skel/syscall_names.h
+
 $(OUTPUT)/libcommon.a: $(COMMON_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^

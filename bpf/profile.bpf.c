@@ -126,6 +126,41 @@ static __always_inline __u32 wall_state_of(long state, bool preempted)
 	return WALL_OTHER;
 }
 
+#define PF_KTHREAD	0x00200000
+#define TS_COMPAT	0x0002		/* x86: in a 32-bit system call */
+
+/*
+ * The system call @t is in, as its number + 1 (0: none), from the registers
+ * it entered the kernel with. A kernel thread has none; a user worker's
+ * (io_uring, vhost) are zeroed, stack pointer and all.
+ */
+static __always_inline __u16 wall_syscall_of(struct task_struct *t)
+{
+	struct pt_regs *regs;
+	long nr;
+
+	if (t->flags & PF_KTHREAD)
+		return 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	if (!regs || !BPF_CORE_READ(regs, sp))
+		return 0;
+	/*
+	 * As /proc/PID/syscall reads it: every entry but a system call's
+	 * leaves -1 there (x86's faults once their error code is taken).
+	 */
+#if defined(__TARGET_ARCH_x86)
+	/* A 32-bit call's number is of another table. */
+	if (BPF_CORE_READ(t, thread_info.status) & TS_COMPAT)
+		return 0;
+	nr = BPF_CORE_READ(regs, orig_ax);
+#elif defined(__TARGET_ARCH_arm64)
+	nr = BPF_CORE_READ(regs, syscallno);
+#else
+	nr = -1;
+#endif
+	return nr >= 0 && nr < SYSCALL_MAX ? nr + 1 : 0;
+}
+
 /*
  * A period is counted by whoever takes its start: the switch that ends it
  * (an exchange with 0) or a report's cut (a compare-and-exchange with the
@@ -158,6 +193,7 @@ static __always_inline void wall_count(struct wall_period *p, const struct stack
 		key.user_stack = STACK_NONE;
 		key.kernel_stack = STACK_NONE;
 		key.state = WALL_SHORT;
+		key.syscall = 0;
 	}
 	if (!stack_count_add(&counts, &key, us, &key.proc, NULL))
 		__sync_fetch_and_add(&wall_lost.keys, 1);
@@ -187,6 +223,7 @@ int BPF_PROG(profile_wall_switch, bool preempt, struct task_struct *prev, struct
 			p->ran_ns = ran;
 			p->key.tid = prev->pid;
 			p->key.state = wall_state_of(task_state(prev, true), preempt);
+			p->key.syscall = wall_syscall_of(prev);
 			proc_key_of(prev, &p->key.proc);
 			p->key.user_stack = user_stacks ? stack_take_user(ctx, &p->key.proc) :
 							  STACK_NONE;
@@ -257,6 +294,7 @@ int profile_wall_iter(struct bpf_iter__task *ctx)
 	p->ran_ns = t->se.sum_exec_runtime;
 	p->key.tid = t->pid;
 	p->key.state = wall_state_of(task_state(t, true), false);
+	p->key.syscall = wall_syscall_of(t);
 	proc_key_of(t, &p->key.proc);
 	p->key.user_stack = STACK_NONE;
 	p->key.kernel_stack = kernel_stacks ? stack_take_task(t) : STACK_NONE;

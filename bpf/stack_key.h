@@ -56,10 +56,14 @@ enum wall_state {
 	WALL_STATES,
 };
 
+/* Above any system call number an architecture has: larger ones are not named. */
+#define SYSCALL_MAX 1024
+
 struct stack_key {
 	struct proc_key proc;
 	__u32 tid;
-	__u32 state;		/* enum wall_state */
+	__u16 state;		/* enum wall_state */
+	__u16 syscall;		/* --wall, off CPU: the system call it was in, its number + 1; 0 none */
 	__u64 user_stack;	/* a key of the stacks map, or STACK_NONE / STACK_LOST */
 	__u64 kernel_stack;
 	char comm[TASK_COMM_LEN];

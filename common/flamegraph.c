@@ -187,6 +187,9 @@ static void colour(const struct node *n, char *buf, size_t size)
 		else
 			snprintf(buf, size, "rgb(180,180,180)");
 		break;
+	case FRAME_SYSCALL:
+		snprintf(buf, size, "rgb(200,110,60)");
+		break;
 	case FRAME_USER:
 		/* Less green than the kernel's orange, so the two kinds stay apart. */
 		snprintf(buf, size, "rgb(%u,%u,%u)", 205 + h % 50, 50 + (h >> 8) % 60, 40 + (h >> 16) % 40);

@@ -21,6 +21,7 @@
 #include "stackread.h"
 #include "stackset.h"
 #include "syms.h"
+#include "syscalls.h"
 #include "tool.h"
 
 /* A count read back: the key's bytes follow the value. */
@@ -113,18 +114,24 @@ const char *stackreport__state_name(unsigned int state)
 	return state < WALL_STATES && names[state] ? names[state] : NULL;
 }
 
-/* struct stack_key's fold: comm; [state] (profile --wall); user; [-]; kernel, root first. */
+/*
+ * struct stack_key's fold: comm; [state]; [sys_read] (profile --wall); user;
+ * [-]; kernel, root first.
+ */
 static size_t key_fold(struct stackreport *r, const void *k, struct frame *out)
 {
 	const struct stack_key *key = k;
 	static struct frame leaf_first[STACKREPORT_MAX_THREAD];
 	const char *state = stackreport__state_name(key->state);
+	const char *sys = key->syscall ? syscalls__frame(key->syscall - 1) : NULL;
 	size_t n = stackreport__thread(r, &key->proc, key->user_stack, key->kernel_stack,
 				       leaf_first), o = 0;
 
 	out[o++] = (struct frame){ .name = key->comm, .kind = FRAME_ROOT };
 	if (state)
 		out[o++] = (struct frame){ .name = state, .kind = FRAME_STATE };
+	if (sys)
+		out[o++] = (struct frame){ .name = sys, .kind = FRAME_SYSCALL };
 	for (size_t i = 0; i < n; i++)
 		out[o++] = leaf_first[n - 1 - i];
 	return o;
@@ -154,6 +161,8 @@ static void key_print_text(struct stackreport *r, const void *k, uint64_t value)
 
 	stackreport__print_frames(f, stackreport__thread(r, &key->proc, key->user_stack,
 							 key->kernel_stack, f));
+	if (key->syscall && syscalls__frame(key->syscall - 1))
+		printf("    %s\n", syscalls__frame(key->syscall - 1));
 	if (state)
 		printf("    %s\n", state);
 	printf("    %-16s ", "-");
@@ -171,6 +180,9 @@ static void key_json_fields(struct stackreport *r, const void *k, uint64_t value
 	json__u64(j, "tgid", key->proc.tgid);
 	if (stackreport__state_name(key->state))
 		json__str(j, "state", stackreport__state_name(key->state));
+	/* Named where the build knew it; the frames have it either way. */
+	if (key->syscall && syscalls__name(key->syscall - 1))
+		json__str(j, "syscall", syscalls__name(key->syscall - 1));
 	json__u64(j, r->json_value ? r->json_value : "value", value);
 }
 

@@ -195,6 +195,8 @@ const char *frame_kind__name(enum frame_kind kind)
 		return "separator";
 	case FRAME_STATE:
 		return "state";
+	case FRAME_SYSCALL:
+		return "syscall";
 	case FRAME_UNKNOWN:
 		break;
 	}

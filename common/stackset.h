@@ -17,9 +17,13 @@ enum frame_kind {
 	FRAME_SEPARATOR,	/* "-" between user and kernel, "--" before a waker */
 	FRAME_UNKNOWN,		/* "[unknown]", "[vdso]" (no symbol), "[Missed User Stack]", ... */
 	FRAME_STATE,		/* profile --wall: what the thread was doing, "[sleeping]" */
+	FRAME_SYSCALL,		/* profile --wall: the system call it left the CPU in, "[sys_read]" */
 };
 
-/* A kind's name in JSON: "user", "kernel", "jit", "inlined", "python", "separator", "unknown". */
+/*
+ * A kind's name in JSON: "user", "kernel", "jit", "inlined", "python",
+ * "separator", "state", "syscall", "unknown".
+ */
 const char *frame_kind__name(enum frame_kind kind);
 
 struct frame {

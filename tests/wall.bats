@@ -61,22 +61,33 @@ within() {
 	[ "$1" -ge $(($2 * (100 - $3) / 100)) ] && [ "$1" -le $(($2 * (100 + $3) / 100)) ]
 }
 
+# The system call wall_vfork() blocks in: arm64 has no vfork, and libc's makes a clone.
+vfork_call() {
+	[ "$(uname -m)" = aarch64 ] && echo clone || echo vfork
+}
+
 # The checks every format's folded lines must pass: each state under its
-# function within 10% of what the workload measured, the sleeper asleep
-# throughout, and the two threads' totals (both there from the tool's start
-# to the workload's end) within 2% of each other.
+# function and the system call it blocked in (none in a fault) within 10% of what the
+# workload measured, the sleeper asleep in read() throughout, and the two
+# threads' totals (both there from the tool's start to the workload's end)
+# within 2% of each other.
 check_states() {
 	local f=$1 worker sleeper
 	within "$(folded_sum "$f" '^wall-worker;\[running\];.*;wall_spin( |;)')" "$(measured spin)" 10
-	within "$(folded_sum "$f" '^wall-worker;\[sleeping\];.*;wall_sleep( |;)')" "$(measured sleep)" 10
-	within "$(folded_sum "$f" '^wall-worker;\[sleeping\];.*;wall_pipe( |;)')" "$(measured pipe)" 10
+	within "$(folded_sum "$f" '^wall-worker;\[sleeping\];\[sys_nanosleep\];.*;wall_sleep( |;)')" "$(measured sleep)" 10
+	within "$(folded_sum "$f" '^wall-worker;\[sleeping\];\[sys_read\];.*;wall_pipe( |;)')" "$(measured pipe)" 10
 	within "$(folded_sum "$f" '^wall-worker;\[runnable\];.*;wall_runnable( |;)')" "$(measured runnable)" 10
-	within "$(folded_sum "$f" '^wall-worker;\[uninterruptible\];.*;wall_vfork( |;)')" "$(measured vfork)" 10
+	within "$(folded_sum "$f" "^wall-worker;\\[uninterruptible\\];\\[sys_$(vfork_call)\\];.*;wall_vfork( |;)")" \
+		"$(measured vfork)" 10
+	# Blocked in a page fault: no system call, though x86 keeps the fault's code where its number would be.
+	within "$(folded_sum "$f" '^wall-worker;\[(sleeping|uninterruptible)\];.*;wall_fault;.*;handle_userfault( |;)')" \
+		"$(measured fault)" 10
+	[ "$(folded_sum "$f" '^wall-worker;[^;]*;\[sys_.*;handle_userfault( |;)')" = 0 ]
 	worker=$(folded_sum "$f" '^wall-worker;')
 	sleeper=$(folded_sum "$f" '^wall-sleeper;')
 	within "$worker" "$sleeper" 2
 	# Asleep throughout, but for a moment to exit: at most one sample on CPU.
-	[ "$(folded_sum "$f" '^wall-sleeper;\[sleeping\];')" -ge $((sleeper - 10102)) ]
+	[ "$(folded_sum "$f" '^wall-sleeper;\[sleeping\];\[sys_read\];')" -ge $((sleeper - 10102)) ]
 	# The real-time thread ran its time (the kernel keeps 5% of each second from it).
 	within "$(folded_sum "$f" '^wall-hog;\[running\];')" $((WALL_MS * 1000)) 15
 }
@@ -98,8 +109,10 @@ check_states() {
 	wall_run 600 --json --svg "$T/w.svg" --pprof "$T/w.pb.gz"
 	json_folded "$T/out" > "$T/json.folded"
 	check_states "$T/json.folded"
-	# Every JSON line names its state, as its frames do.
+	# Every JSON line names its state, and its system call if any, as its frames do.
 	[ "$(jq -r 'select(.state != .frames[0]) | .state' "$T/out" | wc -l)" = 0 ]
+	[ "$(jq -r 'select(.syscall and "[sys_" + .syscall + "]" != .frames[1]) | .syscall' "$T/out" | wc -l)" = 0 ]
+	jq -e 'select(.comm == "wall-sleeper" and .syscall == "read")' "$T/out" > /dev/null
 	svg_folded "$T/w.svg" > "$T/svg.folded"
 	check_states "$T/svg.folded"
 	grep -q 'fill="rgb(90,140,230)"' "$T/w.svg"	# sleeping is blue
@@ -116,6 +129,20 @@ check_states() {
 	grep -q '^Wall-clock time of PID .* in microseconds by state' "$T/out"
 	text_folded "$T/out" > "$T/text.folded"
 	check_states "$T/text.folded"
+}
+
+@test "profile --wall -U: the system call a period off CPU was in, without the kernel's frames" {
+	require_bpf
+	wall_run 300 -f -U
+	cat "$T/work"
+	# The call made in the function itself: it is the user leaf.
+	within "$(folded_sum "$T/out" '^wall-worker;\[sleeping\];\[sys_nanosleep\];.*;wall_sleep [0-9]+$')" \
+		"$(measured sleep)" 10
+	within "$(folded_sum "$T/out" '^wall-worker;\[sleeping\];\[sys_read\];.*;wall_pipe [0-9]+$')" \
+		"$(measured pipe)" 10
+	# On CPU, no call frame (a sample is not a period off CPU); no kernel frame anywhere.
+	run grep -E '^[^;]+;\[running\];\[sys_|;(schedule|__x64_sys_[a-z0-9_]*|__arm64_sys_[a-z0-9_]*|do_syscall_64)[; ]' "$T/out"
+	assert_output ''
 }
 
 @test "profile --wall --pprof-dir: each report cuts the periods still open, the sleeper's in every file" {

@@ -11,8 +11,10 @@
  *   wall_pipe()      blocked reading a pipe that a thread writes MS ms later
  *   wall_runnable()  runnable: a SCHED_FIFO thread (wall-hog) spins MS ms on its CPU
  *   wall_vfork()     uninterruptible: its vfork child sleeps MS ms, then exits
+ *   wall_fault()     blocked in a page fault, in no system call: userfaultfd
+ *                    holds the page until a thread fills it MS ms later
  * and prints, in microseconds by its own clocks: "spin" its CPU time,
- * "sleep", "pipe" and "vfork" the calls' time less its CPU time, and
+ * "sleep", "pipe", "vfork" and "fault" the blocking's time less its CPU time, and
  * "runnable" the time the kernel says it waited for a CPU (schedstat);
  * then "done".
  */
@@ -25,13 +27,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "rawsys.h"
 
-static int ms, wake[2], idle[2];
+static int ms, wake[2], idle[2], uffd;
 static volatile int hog_done;
 static volatile unsigned long sink;
 
@@ -179,6 +184,54 @@ __attribute__((noinline)) long long wall_vfork(void)
 	return us;
 }
 
+static void *filler(void *arg)
+{
+	struct uffdio_zeropage *z = arg;
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	prctl(PR_SET_NAME, "wall-filler");
+	nanosleep(&ts, NULL);
+	/* Fills the page and wakes the thread faulting on it. */
+	if (ioctl(uffd, UFFDIO_ZEROPAGE, z))
+		exit(1);
+	return NULL;
+}
+
+/*
+ * A fault's registers hold its error code where a system call's hold the
+ * number (x86's orig_ax) until the kernel takes it: a read of a missing
+ * page is 4, stat(2)'s number. The tool must not name a system call here.
+ */
+__attribute__((noinline)) long long wall_fault(void)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct uffdio_zeropage z;
+	long page = sysconf(_SC_PAGESIZE);
+	volatile char *p;
+	long long us;
+	pthread_t t;
+
+	p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+	if (p == MAP_FAILED || uffd < 0 || ioctl(uffd, UFFDIO_API, &api)) {
+		perror("wallclock: userfaultfd");
+		exit(1);
+	}
+	reg.range = (struct uffdio_range){ (unsigned long)p, page };
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg)) {
+		perror("wallclock: UFFDIO_REGISTER");
+		exit(1);
+	}
+	z = (struct uffdio_zeropage){ .range = reg.range };
+	pthread_create(&t, NULL, filler, &z);
+	us = OFF_US((void)p[0]);
+	pthread_join(t, NULL);
+	close(uffd);
+	munmap((void *)p, page);
+	return us;
+}
+
 static void *sleeper(void *arg)
 {
 	char c;
@@ -190,7 +243,7 @@ static void *sleeper(void *arg)
 
 int main(int argc, char **argv)
 {
-	long long spin, slept, piped, runnable, vforked;
+	long long spin, slept, piped, runnable, vforked, faulted;
 	pthread_t s;
 	sigset_t set;
 	int sig;
@@ -215,10 +268,11 @@ int main(int argc, char **argv)
 	piped = wall_pipe();
 	runnable = wall_runnable();
 	vforked = wall_vfork();
+	faulted = wall_fault();
 	if (write(idle[1], "x", 1) != 1)
 		return 1;
 	pthread_join(s, NULL);
-	printf("spin %lld\nsleep %lld\npipe %lld\nrunnable %lld\nvfork %lld\ndone\n",
-	       spin, slept, piped, runnable, vforked);
+	printf("spin %lld\nsleep %lld\npipe %lld\nrunnable %lld\nvfork %lld\nfault %lld\ndone\n",
+	       spin, slept, piped, runnable, vforked, faulted);
 	return 0;
 }
