@@ -73,8 +73,9 @@ for ver in 1.19 1.24; do
 		# Every call counted, none cut short (a wrong return would be), and
 		# their time what the program measured itself (within 5%, and the
 		# rounding of each call's to whole ms): under emulation, or beside
-		# the suite, a 10 ms sleep may take much longer by both clocks.
-		if [ $grc = 0 ] && [ $rc = 0 ] && [ "${calls:-0}" -gt 50 ] && [ "$total" = "$calls" ] &&
+		# the suite, a 10 ms sleep may take much longer by both clocks (a
+		# CI run's starved 6.1 guest: 290 ms each, 33 calls in the 2 s).
+		if [ $grc = 0 ] && [ $rc = 0 ] && [ "${calls:-0}" -ge 10 ] && [ "$total" = "$calls" ] &&
 		   [ "$low" = 0 ] && [ -n "$ms" ] && [ -n "$took" ] &&
 		   [ $((ms * 100)) -ge $((took * 95 - calls * 100)) ] &&
 		   [ $((ms * 100)) -le $((took * 105)) ] && [ -z "$(vm_leftover funclatency)" ]; then
