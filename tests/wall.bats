@@ -15,18 +15,45 @@ setup() {
 
 teardown() {
 	stop_bg ${WPID:-} ${TPID:-}
+	[ -z "${CG:-}" ] || rmdir "$CG"
+	[ -z "${LOOP:-}" ] || losetup -d "$LOOP"
 	assert_nothing_loaded profile
 }
 
-# wall_run MS ARGS...: the workload (MS ms a state) traced by profile --wall
-# -p ARGS until it is done; its report in $T/work, the tool's in $T/out and
-# $T/err.
+# throttled_loop IOPS: a loop device, $LOOP, whose reads the cgroup $CG
+# (blkio's throttle, or io.max in cgroup v2) lets through IOPS a second.
+throttled_loop() {
+	local dev
+
+	truncate -s 16M "$T/disk.img"
+	LOOP=$(losetup -f --show "$T/disk.img")
+	dev=$(cat "/sys/class/block/${LOOP#/dev/}/dev")
+	if [ -e /sys/fs/cgroup/blkio/blkio.throttle.read_iops_device ]; then
+		CG=/sys/fs/cgroup/blkio/bpfscope-wall-$$
+		mkdir "$CG"
+		echo "$dev $1" > "$CG/blkio.throttle.read_iops_device"
+	else
+		echo +io > /sys/fs/cgroup/cgroup.subtree_control
+		CG=/sys/fs/cgroup/bpfscope-wall-$$
+		mkdir "$CG"
+		echo "$dev riops=$1" > "$CG/io.max"
+	fi
+}
+
+# wall_run MS ARGS...: the workload (MS ms a state; with $WALL_DEV, reading
+# it in $CG) traced by profile --wall -p ARGS until it is done; its report
+# in $T/work, the tool's in $T/out and $T/err.
 wall_run() {
 	local ms=$1
 	shift
 	WALL_MS=$ms
 	: > "$T/work"
-	"$WL/wallclock" "$ms" > "$T/work" &
+	if [ -n "${WALL_DEV:-}" ]; then
+		sh -c 'echo $$ > "$1/cgroup.procs" && exec "$2" "$3" "$4"' sh \
+			"$CG" "$WL/wallclock" "$ms" "$WALL_DEV" > "$T/work" &
+	else
+		"$WL/wallclock" "$ms" > "$T/work" &
+	fi
 	WPID=$!
 	wait_for_line "$T/work" '^pid '
 	: > "$T/out"
@@ -129,6 +156,18 @@ check_states() {
 	grep -q '^Wall-clock time of PID .* in microseconds by state' "$T/out"
 	text_folded "$T/out" > "$T/text.folded"
 	check_states "$T/text.folded"
+}
+
+@test "profile --wall: O_DIRECT reads of a throttled disk are [uninterruptible] in read(2), within 10%" {
+	require_bpf
+	throttled_loop 20
+	WALL_DEV=$LOOP wall_run 500 -f
+	cat "$T/work"
+	# The throttle held each read about 50 ms: most of the time, waiting.
+	[ "$(measured disk)" -ge 300000 ]
+	within "$(folded_sum "$T/out" '^wall-worker;\[uninterruptible\];\[sys_read\];.*;wall_disk( |;)')" \
+		"$(measured disk)" 10
+	check_states "$T/out"
 }
 
 @test "profile --wall -U: the system call a period off CPU was in, without the kernel's frames" {

@@ -4,7 +4,7 @@
  * thread, named wall-worker, spends about MS ms in each state a wall-clock
  * profile tells apart, each in a function of its own; another thread,
  * wall-sleeper, is asleep from before the release to the end.
- * usage: wallclock MS
+ * usage: wallclock MS [DEVICE]
  * Prints "pid PID", waits for SIGUSR1, then:
  *   wall_spin()      on CPU
  *   wall_sleep()     asleep in nanosleep
@@ -13,8 +13,10 @@
  *   wall_vfork()     uninterruptible: its vfork child sleeps MS ms, then exits
  *   wall_fault()     blocked in a page fault, in no system call: userfaultfd
  *                    holds the page until a thread fills it MS ms later
+ *   wall_disk()      with DEVICE, uninterruptible: O_DIRECT reads of it for
+ *                    MS ms (the test makes it slow)
  * and prints, in microseconds by its own clocks: "spin" its CPU time,
- * "sleep", "pipe", "vfork" and "fault" the blocking's time less its CPU time, and
+ * "sleep", "pipe", "vfork", "fault" and "disk" the blocking's time less its CPU time, and
  * "runnable" the time the kernel says it waited for a CPU (schedstat);
  * then "done".
  */
@@ -232,6 +234,30 @@ __attribute__((noinline)) long long wall_fault(void)
 	return us;
 }
 
+__attribute__((noinline)) long long wall_disk(const char *dev)
+{
+	long long until = ns(CLOCK_MONOTONIC) + ms * 1000000LL, us = 0;
+	void *buf;
+	long n;
+	int fd;
+
+	fd = open(dev, O_RDONLY | O_DIRECT);
+	if (fd < 0 || posix_memalign(&buf, 4096, 4096)) {
+		perror(dev);
+		exit(1);
+	}
+	while (ns(CLOCK_MONOTONIC) < until) {
+		us += OFF_US(n = sys3(SYS_read, fd, (long)buf, 4096));
+		if (n == 0)
+			lseek(fd, 0, SEEK_SET);
+		else if (n != 4096)
+			exit(1);
+	}
+	free(buf);
+	close(fd);
+	return us;
+}
+
 static void *sleeper(void *arg)
 {
 	char c;
@@ -243,13 +269,13 @@ static void *sleeper(void *arg)
 
 int main(int argc, char **argv)
 {
-	long long spin, slept, piped, runnable, vforked, faulted;
+	long long spin, slept, piped, runnable, vforked, faulted, disk = 0;
 	pthread_t s;
 	sigset_t set;
 	int sig;
 
-	if (argc != 2 || (ms = atoi(argv[1])) <= 0) {
-		fprintf(stderr, "usage: wallclock MS\n");
+	if (argc < 2 || argc > 3 || (ms = atoi(argv[1])) <= 0) {
+		fprintf(stderr, "usage: wallclock MS [DEVICE]\n");
 		return 2;
 	}
 	prctl(PR_SET_NAME, "wall-worker");
@@ -269,10 +295,15 @@ int main(int argc, char **argv)
 	runnable = wall_runnable();
 	vforked = wall_vfork();
 	faulted = wall_fault();
+	if (argc == 3)
+		disk = wall_disk(argv[2]);
 	if (write(idle[1], "x", 1) != 1)
 		return 1;
 	pthread_join(s, NULL);
-	printf("spin %lld\nsleep %lld\npipe %lld\nrunnable %lld\nvfork %lld\nfault %lld\ndone\n",
+	printf("spin %lld\nsleep %lld\npipe %lld\nrunnable %lld\nvfork %lld\nfault %lld\n",
 	       spin, slept, piped, runnable, vforked, faulted);
+	if (argc == 3)
+		printf("disk %lld\n", disk);
+	puts("done");
 	return 0;
 }
