@@ -74,6 +74,28 @@ int procfile__openat(int rootfd, const char *path, enum procfile_follow follow,
 	return reopen_regular(fd, st);
 }
 
+static void map_file_path(char *path, size_t size, pid_t pid, const struct maps_entry *e)
+{
+	snprintf(path, size, "/proc/%d/map_files/%llx-%llx", pid, (unsigned long long)e->start,
+		 (unsigned long long)e->end);
+}
+
+static bool is_mapped(const struct stat *st, const struct maps_entry *e)
+{
+	return st->st_ino == e->inode && major(st->st_dev) == e->dev_major &&
+	       minor(st->st_dev) == e->dev_minor;
+}
+
+int procfile__stat_mapped(pid_t pid, const struct maps_entry *e, struct stat *st)
+{
+	char path[96];
+
+	map_file_path(path, sizeof(path), pid, e);
+	if (stat(path, st))
+		return -errno;
+	return is_mapped(st, e) ? 0 : -ESTALE;
+}
+
 int procfile__open_mapped(pid_t pid, const struct maps_entry *e, int rootfd, struct stat *st)
 {
 	struct stat own;
@@ -82,8 +104,7 @@ int procfile__open_mapped(pid_t pid, const struct maps_entry *e, int rootfd, str
 
 	if (!st)
 		st = &own;
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", pid,
-		 (unsigned long long)e->start, (unsigned long long)e->end);
+	map_file_path(path, sizeof(path), pid, e);
 	fd = open(path, O_PATH | O_CLOEXEC);
 	if (fd >= 0) {
 		fd = reopen_regular(fd, st);
@@ -93,8 +114,7 @@ int procfile__open_mapped(pid_t pid, const struct maps_entry *e, int rootfd, str
 	} else {
 		fd = -errno;
 	}
-	if (fd >= 0 && (st->st_ino != e->inode || major(st->st_dev) != e->dev_major ||
-			minor(st->st_dev) != e->dev_minor)) {
+	if (fd >= 0 && !is_mapped(st, e)) {
 		close(fd);
 		fd = -ESTALE;
 	}

@@ -45,6 +45,13 @@ int procfile__openat(int rootfd, const char *path, enum procfile_follow follow,
 int procfile__open_mapped(pid_t pid, const struct maps_entry *e, int rootfd, struct stat *st);
 
 /*
+ * The identity of the file process @pid maps at @e, through map_files
+ * without opening it; -errno (-EPERM without CAP_SYS_ADMIN, -ESTALE if
+ * it is not the mapping's device and inode).
+ */
+int procfile__stat_mapped(pid_t pid, const struct maps_entry *e, struct stat *st);
+
+/*
  * Reads @fd, at most @max bytes, into a new NUL-terminated buffer. 0 when
  * that was all of it, 1 when there was more, or negative errno.
  */

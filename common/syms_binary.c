@@ -303,20 +303,31 @@ static void observe_binary(struct syms *s, struct binary *b)
 	elf_end(elf);
 }
 
+static unsigned int binary_hash(const struct stat *st)
+{
+	return (st->st_dev * 31 + st->st_ino) % BUCKETS;
+}
+
+struct binary *binary__find(struct syms *s, const struct stat *st)
+{
+	for (struct binary *b = s->binaries[binary_hash(st)]; b; b = b->next)
+		if (b->dev == st->st_dev && b->ino == st->st_ino && b->size == st->st_size &&
+		    b->mtime.tv_sec == st->st_mtim.tv_sec && b->mtime.tv_nsec == st->st_mtim.tv_nsec)
+			return b;
+	return NULL;
+}
+
 /* The binary behind @fd (stat @st), shared by (device, inode); takes @fd. */
 struct binary *binary__get(struct syms *s, int fd, const struct stat *st,
 			   const char *path, struct root *root)
 {
-	unsigned int h = (st->st_dev * 31 + st->st_ino) % BUCKETS;
-	struct binary *b;
+	unsigned int h = binary_hash(st);
+	struct binary *b = binary__find(s, st);
 	char *copy;
 
-	for (b = s->binaries[h]; b; b = b->next) {
-		if (b->dev == st->st_dev && b->ino == st->st_ino && b->size == st->st_size &&
-		    b->mtime.tv_sec == st->st_mtim.tv_sec && b->mtime.tv_nsec == st->st_mtim.tv_nsec) {
-			close(fd);
-			return b;
-		}
+	if (b) {
+		close(fd);
+		return b;
 	}
 	b = calloc(1, sizeof(*b));
 	copy = strdup(path);

@@ -210,6 +210,29 @@ static bool release_fds(struct syms *s)
 	return s->open_fds < before;
 }
 
+/* The binary @p maps at @e; NULL if it cannot be opened. */
+static struct binary *mapped_binary(struct syms *s, struct proc *p, const struct maps_entry *e)
+{
+	int rootfd = p->root ? p->root->fd : -1, fd;
+	struct binary *bin;
+	struct stat st;
+
+	/* One already read, as most are: one stat, where opening it to check takes five calls. */
+	if (!procfile__stat_mapped(p->key.tgid, e, &st) && (bin = binary__find(s, &st)))
+		return bin;
+	fd = procfile__open_mapped(p->key.tgid, e, rootfd, &st);
+	if ((fd == -EMFILE || fd == -ENFILE) && release_fds(s))
+		fd = procfile__open_mapped(p->key.tgid, e, rootfd, &st);
+	if (fd >= 0)
+		return binary__get(s, fd, &st, e->path, p->root);
+	/* ENOENT, ESRCH: unmapped or exited meanwhile, nothing lost. */
+	if (fd != -ENOENT && fd != -ESRCH) {
+		s->lost.unopened++;
+		s->lost.no_fds += fd == -EMFILE || fd == -ENFILE;
+	}
+	return NULL;
+}
+
 static void read_maps(struct syms *s, struct proc *p)
 {
 	char path[64], line[PATH_MAX + 128];
@@ -235,7 +258,6 @@ static void read_maps(struct syms *s, struct proc *p)
 	p->read_ms = now_ms();
 	while (fgets(line, sizeof(line), f)) {
 		struct binary *bin = NULL;
-		struct stat st;
 
 		if (procmaps__parse_line(line, &e))
 			continue;
@@ -247,20 +269,7 @@ static void read_maps(struct syms *s, struct proc *p)
 			p->sig.vdso = e.start;
 			bin = binary__vdso(s);
 		} else if (e.path[0] == '/') {
-			int fd = procfile__open_mapped(p->key.tgid, &e, p->root ? p->root->fd : -1,
-						       &st);
-
-			if ((fd == -EMFILE || fd == -ENFILE) && release_fds(s))
-				fd = procfile__open_mapped(p->key.tgid, &e,
-							   p->root ? p->root->fd : -1, &st);
-
-			if (fd >= 0) {
-				bin = binary__get(s, fd, &st, e.path, p->root);
-			} else if (fd != -ENOENT && fd != -ESRCH) {
-				/* ENOENT, ESRCH: unmapped or exited meanwhile, nothing lost. */
-				s->lost.unopened++;
-				s->lost.no_fds += fd == -EMFILE || fd == -ENFILE;
-			}
+			bin = mapped_binary(s, p, &e);
 		}
 		if (add_vma(p, &cap, &(struct vma){ e.start, e.end, e.pgoff, bin }))
 			break;
@@ -358,6 +367,27 @@ void syms__forget_exited(struct syms *s)
 	}
 }
 
+/*
+ * Processes read at their exec, a second, after a burst of PREFETCH_BURST:
+ * each costs some 60 system calls here (its maps read and each binary's
+ * identity checked, and again as its loader maps libraries), 160 us, and a
+ * host that execs thousands a second (a build) would have the tool spend
+ * a CPU on processes no stack shows. Those past the rate are read when a
+ * stack first shows them: their first samples walked by frame pointers,
+ * and one gone by then [unknown]; counted, and said at exit.
+ */
+static bool prefetch_allowed(struct syms *s)
+{
+	long long now = now_ms(), step = 1000 / PREFETCH_RATE;
+
+	if (s->prefetch_at < now)
+		s->prefetch_at = now;
+	if (s->prefetch_at - now >= PREFETCH_BURST * step)
+		return false;
+	s->prefetch_at += step;
+	return true;
+}
+
 int syms__prefetch(struct syms *s, const struct proc_key *k)
 {
 	struct proc *p;
@@ -365,6 +395,10 @@ int syms__prefetch(struct syms *s, const struct proc_key *k)
 
 	if (proc__find(s, k))
 		return 0;
+	if (!prefetch_allowed(s)) {
+		s->lost.unprefetched++;
+		return 0;
+	}
 	if (s->prefetched >= PREFETCH_MAX)
 		drop_prefetched(s);
 	err = syms__track(s, k);
