@@ -105,7 +105,7 @@ struct losses {
 	unsigned long long jit_cut;	/* perf maps cut at PERFMAP_MAX_BYTES */
 	unsigned long long reused;	/* pids reused before the process was read */
 	unsigned long long execed;	/* images in stacks, exec'd away before they were read */
-	unsigned long long unprefetched;	/* execs past the rate read at exec */
+	unsigned long long unprefetched;	/* processes past the rate, not read at their exec */
 	unsigned long long go_unread;	/* Go binaries whose pclntab was not read */
 	const char *go_why;		/* ... the first one's reason */
 	unsigned long long evicted;	/* binaries' and perf maps' tables let go for the budget */
