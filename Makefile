@@ -220,7 +220,8 @@ endif
 vm-prep: vm-fetch
 	@mkdir -p $(OUTPUT)
 	@flock $(OUTPUT)/.static.lock $(MAKE) --no-print-directory STATIC=1 OUTPUT=$(OUTPUT)/static all workloads
-	@tests/go/build $(OUTPUT)/static/tests/go "$$(go env GOROOT)" \
+	@# cgocheese too (CGO=1), dynamic: the guests run it by the loader beside the workloads.
+	@CGO=1 tests/go/build $(OUTPUT)/static/tests/go "$$(go env GOROOT)" \
 		"$$(tests/go/fetch 1.24 $(OUTPUT)/cache/go)" > /dev/null
 ifneq ($(VM_ARM64),)
 	@$(MAKE) --no-print-directory STATIC=1 ARCH=arm64 OUTPUT=$(OUTPUT)/static-arm64 all workloads

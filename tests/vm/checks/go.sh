@@ -3,8 +3,9 @@
 # Go programs on a test VM's kernel: tests/go/gowork.go built stripped
 # (-s -w) by Go 1.19 and 1.24 (the two pclntab layouts), profiled: its
 # leaf's samples named, with the frameless leaf's caller and the call
-# inlined into it, up to runtime.goexit; and funclatency on a Go function
-# whose goroutines block 10 ms: every call counted, 95% in 8-31 ms.
+# inlined into it, up to runtime.goexit; a cgo program's C, called from
+# Go, walked up to runtime.goexit (x86-64); and funclatency on a Go
+# function whose goroutines block 10 ms: every call counted, 95% in 8-31 ms.
 #
 # POSIX sh; see tests/vm/lib.sh.
 
@@ -54,6 +55,52 @@ for ver in 1.19 1.24; do
 	# runtime.main, the frameless leaf's caller skipped as documented.
 	go_profile "profile-$ver-fp" \
 		';runtime\\.main;main\\.main;(main\\.goCallerGamma;)?main\\.goHotAlpha( |;)' --unwind=fp
+done
+
+# cgo (x86-64): C built without frame pointers, called from a goroutine and
+# run on the thread's stack, walked up through runtime.asmcgocall to the
+# goroutine's root; the program run by the loader and C library beside the
+# workloads, as the unwind check's shared-library cell runs nofp-dyn. Not
+# built for arm64, whose stack switches the walk does not cross yet.
+ld=$(ls "$WL"/ld-linux-* 2> /dev/null | head -n 1)
+for ver in 1.19 1.24; do
+	bin=$WL/go/cgocheese-$ver-strip
+	if [ "$(uname -m)" = aarch64 ]; then
+		result go "cgo-$ver" n/a "arm64: Go's stack switches are not crossed yet"
+		continue
+	fi
+	if [ ! -x "$bin" ] || [ -z "$ld" ]; then
+		result go "cgo-$ver" fail "no cgocheese-$ver-strip or loader among the workloads"
+		continue
+	fi
+	: > "$SCRATCH/go.out"
+	for _try in 1 2 3; do
+		: > "$SCRATCH/go.work"
+		"$ld" --library-path "$WL" "$bin" c 120 > "$SCRATCH/go.work" &
+		wpid=$!
+		vm_wait "$SCRATCH/go.work" '^ready' $wpid
+		vm_held $wpid "$SCRATCH/go.one" "$SCRATCH/go.err" profile -v -f -F 99 -p $wpid 2
+		rc=$vm_rc
+		cat "$SCRATCH/go.one" >> "$SCRATCH/go.out"
+		kill $wpid 2> /dev/null
+		wait $wpid 2> /dev/null
+		[ $rc = 0 ] && [ "$(vm_samples "$SCRATCH/go.out" ';runtime[.]asmcgocall;')" -le 20 ] || break
+	done
+	if grep -q 'user stacks: frame pointers (this kernel has no' "$SCRATCH/go.err"; then
+		result go "cgo-$ver" n/a "$(grep 'user stacks:' "$SCRATCH/go.err" | head -n 1)"
+		continue
+	fi
+	set -- $(awk '
+		/;runtime[.]asmcgocall;/ { all += $NF
+			if ($0 ~ /^[^;]*;runtime[.]goexit;runtime[.]main;main[.]main;main[.]goLivarot;main[.]_Cfunc_livarot_outer;runtime[.]cgocall;runtime[.]asmcgocall;/)
+				whole += $NF }
+		END { print whole + 0, all + 0 }' "$SCRATCH/go.out")
+	if [ $rc = 0 ] && [ "$2" -gt 20 ] && [ $(($1 * 100)) -ge $(($2 * 95)) ] &&
+	   [ -z "$(vm_leftover profile)" ]; then
+		result go "cgo-$ver" pass "$1 of $2 samples in C whole to runtime.goexit"
+	else
+		result go "cgo-$ver" fail "$1 of $2 whole: rc=$rc $(grep -v libbpf "$SCRATCH/go.err" | tail -n 2) $(head -c 400 "$SCRATCH/go.out")"
+	fi
 done
 
 for ver in 1.19 1.24; do
