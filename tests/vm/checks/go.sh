@@ -9,24 +9,36 @@
 #
 # POSIX sh; see tests/vm/lib.sh.
 
+# go_sampled MARK COMMAND...: COMMAND (a program that prints "ready")
+# profiled 2 s at a time, held stopped until the tool is attached, with
+# $go_extra's options too, until over 20 samples pass MARK (five tries: a
+# starved guest samples little); folded into go.out, the tool's stderr in
+# go.err, its status in $rc.
+go_sampled() {
+	mark=$1
+	shift
+	: > "$SCRATCH/go.out"
+	for _try in 1 2 3 4 5; do
+		: > "$SCRATCH/go.work"
+		"$@" > "$SCRATCH/go.work" &
+		wpid=$!
+		vm_wait "$SCRATCH/go.work" '^ready' $wpid
+		vm_held $wpid "$SCRATCH/go.one" "$SCRATCH/go.err" profile -v -f -F 99 -p $wpid $go_extra 2
+		rc=$vm_rc
+		cat "$SCRATCH/go.one" >> "$SCRATCH/go.out"
+		kill $wpid 2> /dev/null
+		wait $wpid 2> /dev/null
+		[ $rc = 0 ] && [ "$(vm_samples "$SCRATCH/go.out" "$mark")" -le 20 ] || break
+	done
+}
+
 # go_profile CELL CHAIN PROFILE-ARGS...: the stripped binary profiled; the
 # leaf's samples must have CHAIN (an awk regular expression) right above it.
 go_profile() {
 	cell=$1 chain=$2
 	shift 2
-	: > "$SCRATCH/go.out"
-	for _try in 1 2 3 4 5; do
-		: > "$SCRATCH/go.work"
-		"$WL/go/gowork-$ver-strip" cpu 120 > "$SCRATCH/go.work" &
-		wpid=$!
-		vm_wait "$SCRATCH/go.work" '^ready' $wpid
-		vm_held $wpid "$SCRATCH/go.one" "$SCRATCH/go.err" profile -v -f -F 99 -p $wpid "$@" 2
-		rc=$vm_rc
-		cat "$SCRATCH/go.one" >> "$SCRATCH/go.out"
-		kill $wpid 2> /dev/null
-		wait $wpid 2> /dev/null
-		[ $rc = 0 ] && [ "$(vm_samples "$SCRATCH/go.out" ';main[.]goHotAlpha( |;)')" -le 20 ] || break
-	done
+	go_extra="$*"
+	go_sampled ';main[.]goHotAlpha( |;)' "$WL/go/gowork-$ver-strip" cpu 120
 	# Without bpf_loop (before 5.17) the pcsp tables cannot be walked.
 	if [ "$cell" = "profile-$ver" ] &&
 	   grep -q 'user stacks: frame pointers (this kernel has no' "$SCRATCH/go.err"; then
@@ -73,19 +85,8 @@ for ver in 1.19 1.24; do
 		result go "cgo-$ver" fail "no cgocheese-$ver-strip or loader among the workloads"
 		continue
 	fi
-	: > "$SCRATCH/go.out"
-	for _try in 1 2 3; do
-		: > "$SCRATCH/go.work"
-		"$ld" --library-path "$WL" "$bin" c 120 > "$SCRATCH/go.work" &
-		wpid=$!
-		vm_wait "$SCRATCH/go.work" '^ready' $wpid
-		vm_held $wpid "$SCRATCH/go.one" "$SCRATCH/go.err" profile -v -f -F 99 -p $wpid 2
-		rc=$vm_rc
-		cat "$SCRATCH/go.one" >> "$SCRATCH/go.out"
-		kill $wpid 2> /dev/null
-		wait $wpid 2> /dev/null
-		[ $rc = 0 ] && [ "$(vm_samples "$SCRATCH/go.out" ';runtime[.]asmcgocall;')" -le 20 ] || break
-	done
+	go_extra=
+	go_sampled ';runtime[.]asmcgocall;' "$ld" --library-path "$WL" "$bin" c 120
 	if grep -q 'user stacks: frame pointers (this kernel has no' "$SCRATCH/go.err"; then
 		result go "cgo-$ver" n/a "$(grep 'user stacks:' "$SCRATCH/go.err" | head -n 1)"
 		continue
