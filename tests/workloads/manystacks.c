@@ -14,11 +14,13 @@
  * Prints "pid PID"; sleep and pipe then wait for SIGUSR1, do the work and
  * print "done".
  */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,11 +49,30 @@ __attribute__((noinline)) void manystacks_burn(unsigned int path)
 		sink++;
 }
 
+static unsigned int unslept;
+
+/* Voluntary switches of the calling thread so far. */
+static long voluntary_switches(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_nvcsw;
+}
+
+/*
+ * A sleep whose timer fires before the thread gets to schedule() (its vCPU
+ * stolen by the host for the 50 us between) returns without leaving the
+ * CPU: no off-CPU period to trace, so it is counted, for the tests.
+ */
 __attribute__((noinline)) void manystacks_sleep(unsigned int path)
 {
 	struct timespec ts = { 0, 50000 };
+	long before = voluntary_switches();
 
 	sys3(SYS_nanosleep, (long)&ts, 0, 0);
+	if (voluntary_switches() == before)
+		unslept++;
 }
 
 __attribute__((noinline)) void manystacks_read(unsigned int path)
@@ -187,6 +208,6 @@ int main(int argc, char **argv)
 			run_path(p);
 		pthread_join(w, NULL);
 	}
-	printf("done\n");
+	printf("done\nunslept %u\n", unslept);
 	return 0;
 }
