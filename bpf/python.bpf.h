@@ -39,6 +39,7 @@ struct py_scratch {
 	struct stack_trace out;	/* the stack, Python frames in */
 	__u64 next;		/* the next Python frame; 0: none */
 	__u64 cframe;		/* 3.11: the _PyCFrame of the loop call the next frame is in */
+	__u64 outer;		/* 3.11: the frame the loop call further out is at */
 	__u64 native;		/* the loop's frame being replaced */
 	__u64 hi;		/* ... its caller's stack pointer, above its C locals */
 	__u64 stack_lo, stack_hi;	/* the walk's stack: its first and last frames' stack pointers */
@@ -312,6 +313,22 @@ static __always_inline void py_replace_step(struct py_scratch *s)
 
 	if (!frame)
 		return py_replaced(s);
+	/*
+	 * 3.11: the frame the loop call further out is at, reached before
+	 * this call's entry frame. This call is in its first instructions,
+	 * which set its _PyCFrame before the frame it runs: what was read
+	 * came from an earlier call's leftovers there, the frame it is about
+	 * to run first (the same slot of the frame stack, its link to its
+	 * caller not set yet). The frames read so far are this call's, the
+	 * rest the outer's; without this, the outer call's frames went to
+	 * this one, and the outer loop frame was left unnamed (up to 0.9% of
+	 * a test's samples).
+	 */
+	if (frame == s->outer) {
+		code = s->cframe;
+		s->cframe = py_read(code + py->l.cframe_previous);
+		return py_loop_end(s, code);
+	}
 	if (bpf_probe_read_user(s->frame, sizeof(s->frame), (const void *)frame)) {
 		/* Lost: the loop calls further out keep their own frames. */
 		s->next = 0;
@@ -381,6 +398,10 @@ static long py_merge_step(__u32 i, void *arg)
 		s->seg_next = s->next;
 		s->seg_cframe = s->cframe;
 		s->seg_nout = s->nout;
+		s->outer = 0;
+		if (s->proc.l.cframe_previous != PY_NO_FIELD && s->cframe)
+			s->outer = py_read(py_read(s->cframe + s->proc.l.cframe_previous) +
+					   s->proc.l.cframe_frame);
 		s->hi = ~0ULL;
 		up = (__u64)j + 1;
 		/* Tested on the register used for the load: clang may test another copy. */

@@ -281,13 +281,15 @@ calls() {
 	# Before a loop call links its frames in, and after it unlinks them,
 	# the thread's frames are its caller's: they were shifted a loop call
 	# out (1.4% to 3% of this workload's samples), the outermost loop call
-	# left unnamed. 3.11 sets its _PyCFrame a few instructions before that
-	# frame's first Python frame; 0.2% allows for those.
+	# left unnamed. 3.11 sets its _PyCFrame a few instructions before the
+	# frame it runs: its caller's frames went to it (0.1% to 0.9% of 3.11's
+	# samples, a CI run failed on 0.2%) until the walk stopped at the outer
+	# call's frame (none in 90,000 since). 0.05% allows for what is rarer.
 	for v in 3.9 3.11 "3.13 -X perf" "3.14 -X perf" 3.13; do
 		calls $v > "$T/placed"
 		read -r n all < "$T/placed"
 		[ "$all" -ge 2000 ] || fail "Python $v: $all samples"
-		[ $((n * 1000)) -ge $((all * 998)) ] ||
+		[ $((n * 10000)) -ge $((all * 9995)) ] ||
 			fail "Python $v: $n of $all samples in place: $(sort -rn "$T/calls.${v%% *}.misplaced" | head -3)"
 	done
 }
