@@ -225,7 +225,8 @@ vm-prep: vm-fetch
 		"$$(tests/go/fetch 1.24 $(OUTPUT)/cache/go)" > /dev/null
 ifneq ($(VM_ARM64),)
 	@$(MAKE) --no-print-directory STATIC=1 ARCH=arm64 OUTPUT=$(OUTPUT)/static-arm64 all workloads
-	@GOARCH=arm64 tests/go/build $(OUTPUT)/static-arm64/tests/go "$$(go env GOROOT)" \
+	@CGO=1 CC=$(GNU_ARCH_arm64)-gcc GOARCH=arm64 tests/go/build $(OUTPUT)/static-arm64/tests/go \
+		"$$(go env GOROOT)" \
 		"$$(tests/go/fetch 1.24 $(OUTPUT)/cache/go)" > /dev/null
 endif
 

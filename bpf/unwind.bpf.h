@@ -98,6 +98,9 @@ struct {
 struct unwind_walk {
 	__u64 ip, sp, fp;
 	__u64 ra;		/* arm64: the link register, until a frame's CFI says where it went */
+#if defined(__TARGET_ARCH_arm64)
+	__u64 g;		/* the first frame's x28, Go's g register */
+#endif
 	__u32 n;
 	__u8 exact;		/* ip is an exact address (the first frame, after a signal), not a return */
 	__u8 via_fp;		/* ip was read from a frame-pointer chain, not found by CFI */
@@ -457,14 +460,21 @@ static __always_inline bool unwind_go_stack(__u64 g, __u64 *lo, __u64 *hi)
 /*
  * Back in the goroutine's stack at @sp, where a runtime assembly function
  * that switched stacks was: its caller's return address there, after the
- * caller's frame pointer if the function pushed one first (Go 1.21 on,
- * the row's RA slot 1).
+ * caller's frame pointer if the function pushed one first (x86-64 Go 1.21
+ * on, the row's RA slot 1); on arm64, at the bottom of the function's own
+ * frame of 8 * RA slot bytes, the caller's frame pointer below it.
  */
 static __always_inline bool unwind_go_return(struct unwind_walk *st, const struct unwind_row *r,
 					     __u64 sp)
 {
 	__u64 fp = st->fp, ra;
 
+#if defined(__TARGET_ARCH_arm64)
+	if (!unwind_read(&ra, sp) || !unwind_read(&fp, sp - 8) || !ra)
+		return false;
+	st->sp = sp + 8 * UNWIND_ROW_RA_SLOT(r);
+	st->ra = 0;
+#else
 	if (UNWIND_ROW_RA_SLOT(r)) {
 		if (!unwind_read(&fp, sp))
 			return false;
@@ -473,17 +483,19 @@ static __always_inline bool unwind_go_return(struct unwind_walk *st, const struc
 	if (!unwind_read(&ra, sp) || !ra)
 		return false;
 	st->sp = sp + 8;
+#endif
 	st->fp = fp;
-	st->ip = ra;
+	st->ip = UNWIND_CODE(ra);
 	st->exact = 0;
 	return true;
 }
 
 static __always_inline bool unwind_go_cgocall(struct unwind_walk *st, const struct unwind_row *r)
 {
-	__u64 at = st->sp + r->cfa_off, depth, g, lo, hi, sp;
+	__u64 depth, g, lo, hi, sp;
 
-	if (!unwind_read(&depth, at) || !unwind_read(&g, at + 8) || !unwind_go_stack(g, &lo, &hi))
+	if (!unwind_read(&depth, st->sp + r->cfa_off) || !unwind_read(&g, st->sp + 8 * r->fp_slot) ||
+	    !unwind_go_stack(g, &lo, &hi))
 		return false;
 	sp = hi - depth;
 	if (depth > hi - lo || (sp & 7))
@@ -523,16 +535,24 @@ static __always_inline int unwind_go_mcall(struct unwind_walk *st, const struct 
 /*
  * systemstack(fn) ran fn on the thread's stack, having saved where it
  * was in the goroutine's g.sched: the goroutine is its thread's (m's)
- * current one, found from the g the thread pointer holds (g0's now), as
- * systemstack itself finds it to go back. g.m at 48 bytes, m.curg at
- * cfa_off, g.sched.sp at 8 * fp_slot (its code says, unwind.h).
+ * current one, found from the thread's g (g0's now), as systemstack
+ * itself finds it to go back. g.m at 48 bytes, m.curg at cfa_off,
+ * g.sched.sp at 8 * fp_slot (its code says, unwind.h). The thread's g is
+ * where the thread pointer says on x86-64; on arm64, in x28, which Go
+ * code keeps for nothing else (C code may not: the reads check it).
  */
 static __always_inline bool unwind_go_systemstack(struct unwind_walk *st,
 						  const struct unwind_row *r)
 {
 	__u64 g, m, curg, lo, hi, sp;
 
-	if (!unwind_read(&g, unwind_thread_pointer() - 8) || !unwind_read(&m, g + 48) ||
+#if defined(__TARGET_ARCH_arm64)
+	g = st->g;
+#else
+	if (!unwind_read(&g, unwind_thread_pointer() - 8))
+		return false;
+#endif
+	if (!unwind_read(&m, g + 48) ||
 	    !unwind_read(&curg, m + r->cfa_off) || !unwind_go_stack(curg, &lo, &hi) ||
 	    !unwind_read(&sp, curg + 8 * r->fp_slot) || sp < lo || sp >= hi || (sp & 7))
 		return false;
@@ -754,6 +774,7 @@ static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_k
 	st.fp = PT_REGS_FP_CORE(regs);
 #if defined(__TARGET_ARCH_arm64)
 	st.ra = BPF_CORE_READ(regs, regs[30]);
+	st.g = BPF_CORE_READ(regs, regs[28]);
 #endif
 	st.exact = 1;
 #if defined(__TARGET_ARCH_x86)

@@ -33,11 +33,12 @@ enum unwind_cfa {
 	 */
 	UNWIND_CFA_TRAMPOLINE,
 	/*
-	 * x86-64 Go's runtime.asmcgocall, where a cgo call returns on the
-	 * thread's own stack: its caller is on the goroutine's stack, at
-	 * g.stack.hi less the depth it saved cfa_off bytes up its frame (g
-	 * 8 bytes above); an RA slot of 1: the caller's frame pointer first
-	 * there, then the return address.
+	 * Go's runtime.asmcgocall, where a cgo call returns on the thread's
+	 * stack: its caller is on the goroutine's stack, at g.stack.hi less
+	 * the depth it saved cfa_off bytes up its frame (g at 8 * fp_slot).
+	 * There, on x86-64, an RA slot of 1: the caller's frame pointer
+	 * first, then the return address; on arm64, its own frame of 8 * RA
+	 * slot bytes, as UNWIND_CFA_SP_RA_LOW has it.
 	 */
 	UNWIND_CFA_GO_CGOCALL,
 	/*
@@ -48,11 +49,11 @@ enum unwind_cfa {
 	 */
 	UNWIND_CFA_GO_MCALL,
 	/*
-	 * x86-64 Go's runtime.systemstack, whose function runs on the
-	 * thread's stack: its caller's stack pointer is in the goroutine's
-	 * g.sched (8 * fp_slot bytes into g), the goroutine the thread's m's
-	 * current one (m.curg, cfa_off bytes into m); an RA slot of 1: the
-	 * caller's frame pointer there first, then the return address.
+	 * Go's runtime.systemstack, whose function runs on the thread's
+	 * stack: its caller's stack pointer is in the goroutine's g.sched
+	 * (8 * fp_slot bytes into g), the goroutine the thread's m's current
+	 * one (m.curg, cfa_off bytes into m); there, the RA slot as for
+	 * asmcgocall's.
 	 */
 	UNWIND_CFA_GO_SYSTEMSTACK,
 	/*

@@ -915,7 +915,7 @@ static bool go_cgocall_row(int fd, Elf *elf, const struct gofunc *f, struct unwi
 	if (!find(code, d - code, (const char *)g_store, 5))
 		return false;
 	/* push %rbp; mov %rsp, %rbp first: its caller's frame pointer, then the return address. */
-	*r = (struct unwind_row){ .cfa_off = off,
+	*r = (struct unwind_row){ .cfa_off = off, .fp_slot = (off + 8) / 8,
 				  .cfa_ra = UNWIND_CFA_GO_CGOCALL |
 					    !memcmp(code, "\x55\x48\x89\xe5", 4) << 4 };
 	return true;
@@ -990,6 +990,123 @@ static bool go_systemstack_row(int fd, Elf *elf, const struct gofunc *f, struct 
 	return true;
 }
 
+/* @f's first instructions, arm64's little-endian words, into @insn: how many. */
+static size_t arm64_code(int fd, Elf *elf, const struct gofunc *f, uint32_t *insn, size_t max)
+{
+	size_t n = f->end > f->entry ? (f->end - f->entry) / 4 : 0;
+
+	if (n > max)
+		n = max;
+	if (!n || elffile__read(elf, fd, f->entry, insn, n * 4))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		insn[i] = le32toh(insn[i]);
+	return n;
+}
+
+/*
+ * The size of the frame an arm64 Go assembly function's prologue makes,
+ * str x30, [sp, #-N]! (MOVD.W R30, -N(RSP)), its return address at its
+ * bottom; in 8-byte units, as an RA slot holds it; 0 if not so.
+ */
+static unsigned int arm64_go_frame(uint32_t insn)
+{
+	int imm = insn >> 12 & 0x1ff;
+
+	if ((insn & 0xffe00fff) != 0xf8000ffe)
+		return 0;
+	imm = imm >= 256 ? 512 - imm : 0;	/* -N, 9 bits signed */
+	return imm % 8 || imm / 8 > 15 ? 0 : imm / 8;
+}
+
+/* ldr/str xT, [xN, #off] (64-bit, unsigned offset) as @op has it: off, or -1 if not. */
+static int arm64_ldst(uint32_t insn, uint32_t op, unsigned int n, unsigned int t)
+{
+	if ((insn & 0xffc003ff) != (op | n << 5 | t))
+		return -1;
+	return (insn >> 10 & 0xfff) * 8;
+}
+
+#define ARM64_STR	0xf9000000
+#define ARM64_LDR	0xf9400000
+#define ARM64_SP	31
+
+/*
+ * arm64 runtime.asmcgocall: its row (UNWIND_CFA_GO_CGOCALL), read from its
+ * code as it leaves the goroutine and how deep in its stack it was for the
+ * C call, on the thread's stack (str x4, [sp, #G]; ...; sub x4, x4, x2;
+ * str x4, [sp, #D]; blr x1), and its own frame's size from its prologue.
+ * False if its code is not as known.
+ */
+static bool go_cgocall_row_arm64(int fd, Elf *elf, const struct gofunc *f, struct unwind_row *r)
+{
+	uint32_t code[64];
+	size_t n = arm64_code(fd, elf, f, code, 64);
+	unsigned int frame = n ? arm64_go_frame(code[0]) : 0;
+
+	for (size_t i = 1; frame && i + 2 < n; i++) {
+		int depth = arm64_ldst(code[i + 1], ARM64_STR, ARM64_SP, 4), g = -1;
+
+		if (code[i] != 0xcb020084 || code[i + 2] != 0xd63f0020 || depth < 0 || depth > 1024)
+			continue;
+		for (size_t j = i; j-- > 0 && g < 0;)
+			g = arm64_ldst(code[j], ARM64_STR, ARM64_SP, 4);
+		if (g < 0 || g > 1016)
+			return false;
+		*r = (struct unwind_row){ .cfa_off = depth, .fp_slot = g / 8,
+					  .cfa_ra = UNWIND_CFA_GO_CGOCALL | frame << 4 };
+		return true;
+	}
+	return false;
+}
+
+/*
+ * arm64 runtime.systemstack: its row (UNWIND_CFA_GO_SYSTEMSTACK), read
+ * from the code after its call, which goes back as the row does (blr x3;
+ * ldr x3, [x28, #48], g.m; ldr x28, [x3, #C], m.curg; bl save_g; ldr x0,
+ * [x28, #S], curg.sched.sp; mov sp, x0), and its own frame's size from its
+ * prologue. False if its code is not as known.
+ */
+static bool go_systemstack_row_arm64(int fd, Elf *elf, const struct gofunc *f,
+				     struct unwind_row *r)
+{
+	uint32_t code[64];
+	size_t n = arm64_code(fd, elf, f, code, 64);
+	unsigned int frame = n ? arm64_go_frame(code[0]) : 0;
+
+	for (size_t i = 1; frame && i + 5 < n; i++) {
+		int curg = arm64_ldst(code[i + 2], ARM64_LDR, 3, 28),
+		    sp = arm64_ldst(code[i + 4], ARM64_LDR, 28, 0);
+
+		if (code[i] != 0xd63f0060 || arm64_ldst(code[i + 1], ARM64_LDR, 28, 3) != 48 ||
+		    curg <= 0 || curg > INT16_MAX || (code[i + 3] & 0xfc000000) != 0x94000000 ||
+		    sp < 0 || sp > 1016 || code[i + 5] != 0x9100001f)
+			continue;
+		*r = (struct unwind_row){ .cfa_off = curg, .fp_slot = sp / 8,
+					  .cfa_ra = UNWIND_CFA_GO_SYSTEMSTACK | frame << 4 };
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The row of a runtime function that switches stacks, if @f is one and its
+ * code is as known. arm64's mcall keeps the goroutine nowhere its function
+ * could be found from (it passes it in x0): frame pointers there.
+ */
+static bool go_switch_row(int fd, Elf *elf, const struct gofunc *f, bool arm64,
+			  struct unwind_row *r)
+{
+	if (!strcmp(f->name, "runtime.asmcgocall"))
+		return arm64 ? go_cgocall_row_arm64(fd, elf, f, r) : go_cgocall_row(fd, elf, f, r);
+	if (!strcmp(f->name, "runtime.systemstack"))
+		return arm64 ? go_systemstack_row_arm64(fd, elf, f, r) :
+			       go_systemstack_row(fd, elf, f, r);
+	if (!strcmp(f->name, "runtime.mcall"))
+		return !arm64 && go_mcall_row(fd, elf, f, r);
+	return false;
+}
+
 int cfi__build_go(int fd, Elf *elf, size_t max_rows, struct cfi_table *t)
 {
 	struct go_rows g = { t, max_rows, arch_of(elf) == &aarch64 };
@@ -1012,10 +1129,7 @@ int cfi__build_go(int fd, Elf *elf, size_t max_rows, struct cfi_table *t)
 		if (!t->n)
 			t->base = f.entry;
 		/* Where Go's traceback ends; code that moves the stack pointer: frame pointers. */
-		if (!g.arm64 && ((!strcmp(f.name, "runtime.asmcgocall") && go_cgocall_row(fd, elf, &f, &r)) ||
-				 (!strcmp(f.name, "runtime.mcall") && go_mcall_row(fd, elf, &f, &r)) ||
-				 (!strcmp(f.name, "runtime.systemstack") &&
-				  go_systemstack_row(fd, elf, &f, &r))))
+		if (go_switch_row(fd, elf, &f, g.arm64, &r))
 			err = add_row(t, max_rows, f.entry, r);
 		else if (f.flags & GOFUNC_TOPFRAME)
 			err = add_row(t, max_rows, f.entry, (struct unwind_row){ .cfa_ra = UNWIND_END });

@@ -528,7 +528,12 @@ static int locate(struct gopclntab *t, int fd, Elf *elf, const struct elf_segmen
 	for (size_t i = 0; i < nsegs; i++) {
 		const struct elf_segment *g = &segs[i];
 
-		if (g->exec || (named && (addr < g->vaddr || addr - g->vaddr >= g->filesz)))
+		/*
+		 * A named table may share the code's segment (GNU ld links an
+		 * arm64 cgo binary in one read-and-execute segment); a search
+		 * looks in read-only data only.
+		 */
+		if ((g->exec && !named) || (named && (addr < g->vaddr || addr - g->vaddr >= g->filesz)))
 			continue;
 		err = region_read(fd, g, &t->ro);
 		if (err)

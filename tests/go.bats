@@ -253,6 +253,22 @@ cgo_run() {
 	done
 }
 
+@test "go: a cgo binary whose table shares its code's segment, as GNU ld links arm64's, is read and walked" {
+	require_bpf
+	local bin=$GW/cgocheese-1.24-onerx
+	# One read-and-execute segment holds .text, .rodata and .gopclntab.
+	[ "$(readelf -lW "$bin" | grep -c ' LOAD .* R E ')" = 1 ] || fail "not one code segment"
+	[ "$(readelf -lW "$bin" | grep -c ' LOAD ')" = 2 ] || fail "$(readelf -lW "$bin")"
+	# Read where the section headers say, though that segment is code's.
+	run "$GOSYM" "$bin"
+	assert_success
+	assert_line --regexp ' main\.goLivarot$'
+	CGO=$bin
+	cgo_run c 3 "$T/c" profile -F 499 -f 1
+	cgo_whole "$T/c" ';runtime\.asmcgocall;' 'runtime\.goexit;runtime\.main;main\.main;main\.goLivarot;main\._Cfunc_livarot_outer;runtime\.cgocall;runtime\.asmcgocall;' ||
+		fail "$(sort -t' ' -k2 -nr "$T/c" | head -3)"
+}
+
 @test "go: a pclntab layout it does not read is said, its functions not misnamed" {
 	local off entry
 	# The table's file offset, from its section header.

@@ -4,7 +4,7 @@
 # (-s -w) by Go 1.19 and 1.24 (the two pclntab layouts), profiled: its
 # leaf's samples named, with the frameless leaf's caller and the call
 # inlined into it, up to runtime.goexit; a cgo program's C, called from
-# Go, walked up to runtime.goexit (x86-64); and funclatency on a Go
+# Go, walked up to runtime.goexit; and funclatency on a Go
 # function whose goroutines block 10 ms: every call counted, 95% in 8-31 ms.
 #
 # POSIX sh; see tests/vm/lib.sh.
@@ -69,18 +69,13 @@ for ver in 1.19 1.24; do
 		';runtime\\.main;main\\.main;(main\\.goCallerGamma;)?main\\.goHotAlpha( |;)' --unwind=fp
 done
 
-# cgo (x86-64): C built without frame pointers, called from a goroutine and
-# run on the thread's stack, walked up through runtime.asmcgocall to the
+# cgo: C built without frame pointers, called from a goroutine and run on
+# the thread's stack, walked up through runtime.asmcgocall to the
 # goroutine's root; the program run by the loader and C library beside the
-# workloads, as the unwind check's shared-library cell runs nofp-dyn. Not
-# built for arm64, whose stack switches the walk does not cross yet.
+# workloads, as the unwind check's shared-library cell runs nofp-dyn.
 ld=$(ls "$WL"/ld-linux-* 2> /dev/null | head -n 1)
 for ver in 1.19 1.24; do
 	bin=$WL/go/cgocheese-$ver-strip
-	if [ "$(uname -m)" = aarch64 ]; then
-		result go "cgo-$ver" n/a "arm64: Go's stack switches are not crossed yet"
-		continue
-	fi
 	if [ ! -x "$bin" ] || [ -z "$ld" ]; then
 		result go "cgo-$ver" fail "no cgocheese-$ver-strip or loader among the workloads"
 		continue
