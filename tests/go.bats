@@ -269,6 +269,26 @@ cgo_run() {
 		fail "$(sort -t' ' -k2 -nr "$T/c" | head -3)"
 }
 
+@test "go: the collector's marking, run by runtime.systemstack on the thread's stack, whole up to its goroutine's root" {
+	require_bpf
+	for ver in $GOVERS; do
+		gowork "$GW/gowork-$ver-strip" gc 3
+		"$BIN/profile" -p "$WPID" -F 499 -f 1 > "$T/gc" 2> "$T/err" ||
+			fail "profile failed: $(cat "$T/err")"
+		stop_bg "$WPID"
+		WPID=
+		# Through systemstack: back on the mark worker goroutine's stack, up
+		# to runtime.goexit (or, called on the thread's stack already, from
+		# runtime.mstart); without the crossing, none from the goroutine.
+		awk '/;runtime\.systemstack;/ { all += $NF
+				if (/^[^;]*;runtime\.(goexit|mstart);/) whole += $NF
+				if (/^[^;]*;runtime\.goexit;(.*;)?runtime\.gcBgMarkWorker;runtime\.systemstack;/) crossed += $NF }
+			END { printf "%d through systemstack, %d whole, %d from a mark worker\n", all, whole, crossed
+			      exit !(crossed >= 50 && whole * 100 >= 95 * all) }' "$T/gc" ||
+			fail "Go $ver: $(sort -t' ' -k2 -nr "$T/gc" | head -3)"
+	done
+}
+
 @test "go: a pclntab layout it does not read is said, its functions not misnamed" {
 	local off entry
 	# The table's file offset, from its section header.

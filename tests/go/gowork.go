@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // A Go workload for tests/go.bats: a known call chain on CPU, a goroutine
-// that sleeps, or goroutines whose timed calls block (and resume on other
-// threads) or grow their stacks, counting their calls.
+// that sleeps, goroutines whose timed calls block (and resume on other
+// threads) or grow their stacks, counting their calls, or collections of a
+// live heap one after another, whose marking runs by runtime.systemstack.
 //
-// usage: gowork cpu|sleep|block|grow SECONDS
+// usage: gowork cpu|sleep|block|grow|gc SECONDS
 package main
 
 import (
@@ -75,6 +76,26 @@ func goTimedGrow() int {
 	return r
 }
 
+// A live heap for the collector to mark: 200,000 linked nodes.
+type gcNode struct {
+	next *gcNode
+	pad  [6]*int
+}
+
+var gcLive *gcNode
+
+// Collections one after another until @end; the marking is the runtime's
+// work on the threads' own stacks (gcBgMarkWorker calls gcDrain by
+// runtime.systemstack).
+func goCollect(end time.Time) {
+	for i := 0; i < 200000; i++ {
+		gcLive = &gcNode{next: gcLive}
+	}
+	for time.Now().Before(end) {
+		runtime.GC()
+	}
+}
+
 // Four goroutines calling @f until @end, on two threads at most. Prints
 // the calls, and the milliseconds they took in all by this program's own
 // clock, which a slowed machine stretches as it does a tracer's.
@@ -100,7 +121,7 @@ func timed(f func(), end time.Time) {
 
 func main() {
 	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: gowork cpu|sleep|block|grow SECONDS")
+		fmt.Fprintln(os.Stderr, "usage: gowork cpu|sleep|block|grow|gc SECONDS")
 		os.Exit(2)
 	}
 	secs, err := strconv.ParseFloat(os.Args[2], 64)
@@ -115,6 +136,9 @@ func main() {
 		return
 	case "grow":
 		timed(func() { goTimedGrow() }, end)
+		return
+	case "gc":
+		goCollect(end)
 		return
 	}
 	for time.Now().Before(end) {

@@ -3,8 +3,9 @@
 # Go programs on a test VM's kernel: tests/go/gowork.go built stripped
 # (-s -w) by Go 1.19 and 1.24 (the two pclntab layouts), profiled: its
 # leaf's samples named, with the frameless leaf's caller and the call
-# inlined into it, up to runtime.goexit; a cgo program's C, called from
-# Go, walked up to runtime.goexit; and funclatency on a Go
+# inlined into it, up to runtime.goexit; the collector's work, run by
+# runtime.systemstack, up to its goroutine's root; a cgo program's C,
+# called from Go, walked up to runtime.goexit; and funclatency on a Go
 # function whose goroutines block 10 ms: every call counted, 95% in 8-31 ms.
 #
 # POSIX sh; see tests/vm/lib.sh.
@@ -67,6 +68,25 @@ for ver in 1.19 1.24; do
 	# runtime.main, the frameless leaf's caller skipped as documented.
 	go_profile "profile-$ver-fp" \
 		';runtime\\.main;main\\.main;(main\\.goCallerGamma;)?main\\.goHotAlpha( |;)' --unwind=fp
+	# The collector's marking, run by runtime.systemstack on the thread's
+	# stack: back on the mark worker goroutine's, up to runtime.goexit (or
+	# from runtime.mstart, where already on the thread's stack).
+	go_extra=
+	go_sampled ';runtime[.]systemstack;' "$WL/go/gowork-$ver-strip" gc 120
+	if grep -q 'user stacks: frame pointers (this kernel has no' "$SCRATCH/go.err"; then
+		result go "systemstack-$ver" n/a "$(grep 'user stacks:' "$SCRATCH/go.err" | head -n 1)"
+		continue
+	fi
+	set -- $(awk '/;runtime[.]systemstack;/ { all += $NF
+			if (/^[^;]*;runtime[.](goexit|mstart);/) whole += $NF
+			if (/^[^;]*;runtime[.]goexit;(.*;)?runtime[.]gcBgMarkWorker;runtime[.]systemstack;/) crossed += $NF }
+		END { print whole + 0, all + 0, crossed + 0 }' "$SCRATCH/go.out")
+	if [ $rc = 0 ] && [ "$2" -gt 20 ] && [ "$3" -gt 10 ] && [ $(($1 * 100)) -ge $(($2 * 95)) ] &&
+	   [ -z "$(vm_leftover profile)" ]; then
+		result go "systemstack-$ver" pass "$1 of $2 whole, $3 from a mark worker"
+	else
+		result go "systemstack-$ver" fail "$1 of $2 whole, $3 from a mark worker: rc=$rc $(grep -v libbpf "$SCRATCH/go.err" | tail -n 2) $(head -c 400 "$SCRATCH/go.out")"
+	fi
 done
 
 # cgo: C built without frame pointers, called from a goroutine and run on
