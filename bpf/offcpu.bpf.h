@@ -98,6 +98,18 @@ static __always_inline bool offcpu_return(struct offcpu_period *p, struct task_s
 	return whole;
 }
 
+/*
+ * @t exits, running: a period still open ended in a return the kernel did
+ * not trace. A later departure tells that by the switch count; the last
+ * period, before the thread ends, has no later one to tell it.
+ */
+static __always_inline void offcpu_exit(struct offcpu_period *p)
+{
+	if (p->ts)
+		__sync_fetch_and_add(&lost.untraced, 1);
+	p->ts = 0;
+}
+
 /* The current task's stacks (of process @k), as the filter asks. */
 static __always_inline void offcpu_stacks(void *ctx, const struct proc_key *k, __u64 *user,
 					  __u64 *kernel)

@@ -91,6 +91,20 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 	return 0;
 }
 
+static __always_inline void on_exit(struct task_struct *t, bool btf)
+{
+	struct start *s = start_of(t, btf, false);
+	__u32 tid;
+
+	if (!s)
+		return;
+	offcpu_exit(&s->period);
+	if (!btf) {
+		tid = TASK_FIELD(btf, t, pid);
+		bpf_map_delete_elem(&start_tid, &tid);
+	}
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(offcputime_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
@@ -102,6 +116,20 @@ int BPF_PROG(offcputime_raw_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
 	return on_switch(ctx, prev, next, false);
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(offcputime_exit, struct task_struct *p)
+{
+	on_exit(p, true);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(offcputime_raw_exit, struct task_struct *p)
+{
+	on_exit(p, false);
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -129,6 +129,20 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 	return 0;
 }
 
+static __always_inline void on_exit(struct task_struct *t, bool btf)
+{
+	struct blocked *b = blocked_of(t, btf, false);
+	__u32 tid;
+
+	if (!b)
+		return;
+	offcpu_exit(&b->period);
+	if (!btf) {
+		tid = TASK_FIELD(btf, t, pid);
+		bpf_map_delete_elem(&blocked_tid, &tid);
+	}
+}
+
 SEC("tp_btf/sched_waking")
 int BPF_PROG(offwaketime_waking, struct task_struct *p)
 {
@@ -153,6 +167,20 @@ int BPF_PROG(offwaketime_raw_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
 	return on_switch(ctx, prev, next, false);
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(offwaketime_exit, struct task_struct *p)
+{
+	on_exit(p, true);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(offwaketime_raw_exit, struct task_struct *p)
+{
+	on_exit(p, false);
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -184,6 +184,27 @@ static __always_inline void on_switch(struct task_struct *prev, struct task_stru
 }
 
 /*
+ * @t exits, running: a wait still open ended in a switch onto a CPU the
+ * kernel did not trace. A later wait tells that by the switch count; the
+ * last one, before the thread ends, has no later one to tell it.
+ */
+static __always_inline void on_exit(struct task_struct *t, bool btf)
+{
+	struct start *s = start_of(t, btf, false);
+
+	if (!s)
+		return;
+	if (s->ts)
+		__sync_fetch_and_add(&lost_untraced, 1);
+	s->ts = 0;
+	if (!btf) {
+		__u32 tid = TASK_FIELD(btf, t, pid);
+
+		bpf_map_delete_elem(&start_tid, &tid);
+	}
+}
+
+/*
  * The switch programs come first: the skeleton attaches in this order, and
  * a wakeup timed before the switch onto a CPU is traced would never end.
  */
@@ -208,6 +229,13 @@ int BPF_PROG(runqlat_wakeup_new, struct task_struct *p)
 	return 0;
 }
 
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(runqlat_exit, struct task_struct *p)
+{
+	on_exit(p, true);
+	return 0;
+}
+
 SEC("raw_tp/sched_switch")
 int BPF_PROG(runqlat_raw_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
@@ -227,6 +255,13 @@ SEC("raw_tp/sched_wakeup_new")
 int BPF_PROG(runqlat_raw_wakeup_new, struct task_struct *p)
 {
 	enqueue(p, true, false);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(runqlat_raw_exit, struct task_struct *p)
+{
+	on_exit(p, false);
 	return 0;
 }
 

@@ -70,6 +70,8 @@ static void configure(struct offcputime_bpf *obj)
 	offcpu__size_totals(obj->maps.totals_a, obj->maps.totals_b);
 	bpf_program__set_autoload(obj->progs.offcputime_switch, btf);
 	bpf_program__set_autoload(obj->progs.offcputime_raw_switch, !btf);
+	bpf_program__set_autoload(obj->progs.offcputime_exit, btf);
+	bpf_program__set_autoload(obj->progs.offcputime_raw_exit, !btf);
 	offcpu__thread_maps(obj->maps.start_task, obj->maps.start_tid, btf);
 	pr_debug("attaching to sched_switch with %s", offcpu__method(btf));
 }

@@ -170,6 +170,8 @@ int main(int argc, char **argv)
 	bpf_program__set_autoload(o.obj->progs.offwaketime_waking, btf);
 	bpf_program__set_autoload(o.obj->progs.offwaketime_raw_switch, !btf);
 	bpf_program__set_autoload(o.obj->progs.offwaketime_raw_waking, !btf);
+	bpf_program__set_autoload(o.obj->progs.offwaketime_exit, btf);
+	bpf_program__set_autoload(o.obj->progs.offwaketime_raw_exit, !btf);
 	offcpu__thread_maps(o.obj->maps.blocked_task, o.obj->maps.blocked_tid, btf);
 	pr_debug("attaching to sched_switch and sched_waking with %s", offcpu__method(btf));
 

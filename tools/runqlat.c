@@ -203,7 +203,7 @@ static int configure(struct runqlat_bpf *obj)
 	hist_by = SWAPPED(obj->maps, hist_by);
 	if (env.group == GROUP_NONE)
 		swapped__set_max_entries(&hist_by, 1);
-	pr_debug("attaching to sched_wakeup, sched_wakeup_new and sched_switch with %s",
+	pr_debug("attaching to sched_wakeup, sched_wakeup_new, sched_switch and sched_process_exit with %s",
 		 btf ? "tp_btf" : !probe__task_storage() ?
 		 "raw_tp (no task storage for tracing programs, Linux 5.12)" :
 		 "raw_tp (no BTF tracepoints in this kernel)");
