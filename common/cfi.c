@@ -1030,6 +1030,11 @@ static int arm64_ldst(uint32_t insn, uint32_t op, unsigned int n, unsigned int t
 #define ARM64_STR	0xf9000000
 #define ARM64_LDR	0xf9400000
 #define ARM64_SP	31
+#define ARM64_SUB_X4_X4_X2	0xcb020084
+#define ARM64_BLR_X1		0xd63f0020
+#define ARM64_BLR_X3		0xd63f0060
+#define ARM64_MOV_SP_X0		0x9100001f
+#define ARM64_IS_BL(insn)	(((insn) & 0xfc000000) == 0x94000000)
 
 /*
  * arm64 runtime.asmcgocall: its row (UNWIND_CFA_GO_CGOCALL), read from its
@@ -1047,7 +1052,8 @@ static bool go_cgocall_row_arm64(int fd, Elf *elf, const struct gofunc *f, struc
 	for (size_t i = 1; frame && i + 2 < n; i++) {
 		int depth = arm64_ldst(code[i + 1], ARM64_STR, ARM64_SP, 4), g = -1;
 
-		if (code[i] != 0xcb020084 || code[i + 2] != 0xd63f0020 || depth < 0 || depth > 1024)
+		if (code[i] != ARM64_SUB_X4_X4_X2 || code[i + 2] != ARM64_BLR_X1 || depth < 0 ||
+		    depth > 1024)
 			continue;
 		for (size_t j = i; j-- > 0 && g < 0;)
 			g = arm64_ldst(code[j], ARM64_STR, ARM64_SP, 4);
@@ -1078,9 +1084,9 @@ static bool go_systemstack_row_arm64(int fd, Elf *elf, const struct gofunc *f,
 		int curg = arm64_ldst(code[i + 2], ARM64_LDR, 3, 28),
 		    sp = arm64_ldst(code[i + 4], ARM64_LDR, 28, 0);
 
-		if (code[i] != 0xd63f0060 || arm64_ldst(code[i + 1], ARM64_LDR, 28, 3) != 48 ||
-		    curg <= 0 || curg > INT16_MAX || (code[i + 3] & 0xfc000000) != 0x94000000 ||
-		    sp < 0 || sp > 1016 || code[i + 5] != 0x9100001f)
+		if (code[i] != ARM64_BLR_X3 || arm64_ldst(code[i + 1], ARM64_LDR, 28, 3) != 48 ||
+		    curg <= 0 || curg > INT16_MAX || !ARM64_IS_BL(code[i + 3]) || sp < 0 ||
+		    sp > 1016 || code[i + 5] != ARM64_MOV_SP_X0)
 			continue;
 		*r = (struct unwind_row){ .cfa_off = curg, .fp_slot = sp / 8,
 					  .cfa_ra = UNWIND_CFA_GO_SYSTEMSTACK | frame << 4 };

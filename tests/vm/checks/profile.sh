@@ -45,22 +45,6 @@ fi
 # missed (a CI run: 202 ms sampled of 300 ms spun, the worker's total 7%
 # short). Off CPU, from the scheduler's switches, nothing is lost that way.
 # n/a before 5.17, said.
-: > "$SCRATCH/pw.work"
-"$WL/wallclock" 300 > "$SCRATCH/pw.work" &
-wpid=$!
-vm_wait "$SCRATCH/pw.work" '^pid ' $wpid
-: > "$SCRATCH/pw.err"
-"$BIN/profile" --wall -f -F 99 -p $wpid > "$SCRATCH/pw.out" 2> "$SCRATCH/pw.err" &
-ppid=$!
-if vm_wait "$SCRATCH/pw.err" 'Wall-clock time' $ppid; then
-	kill -USR1 $wpid
-	wait $wpid
-	kill -INT $ppid
-fi
-wait $ppid
-rc=$?
-kill $wpid 2> /dev/null
-wait $wpid 2> /dev/null
 # Brackets, not backslashes: awk -v takes escapes away, each awk its own way.
 pw_sum() {
 	awk -v re="$1" '$0 ~ re { n += $NF } END { print n + 0 }' "$SCRATCH/pw.out"
@@ -68,36 +52,65 @@ pw_sum() {
 pw_want() {
 	awk -v n="$1" '$1 == n { print $2 }' "$SCRATCH/pw.work"
 }
-pw_ok=1
-detail="rc=$rc"
-vfork_call=vfork
-[ "$(uname -m)" = aarch64 ] && vfork_call=clone
-# STATE:CALL FRAME:FUNCTION:MEASURED, the frame's brackets kept from globbing.
-oifs=$IFS
-for s in "sleeping:[[]sys_nanosleep[]];:wall_sleep:sleep" "sleeping:[[]sys_read[]];:wall_pipe:pipe" \
-	 "runnable::wall_runnable:runnable" \
-	 "uninterruptible:[[]sys_$vfork_call[]];:wall_vfork:vfork" "(sleeping|uninterruptible)::wall_fault;.*;handle_userfault:fault"; do
-	set -f
-	IFS=:
-	set -- $s
-	IFS=$oifs
-	set +f
-	got=$(pw_sum "^wall-worker;[[]$1[]];$2.*;$3( |;)")
-	want=$(pw_want $4)
-	detail="$detail $4=$got/${want:-?}"
-	[ -n "$want" ] && [ $((got * 100)) -ge $((want * 80)) ] && [ $((got * 100)) -le $((want * 120)) ] || pw_ok=0
-done
-faultcall=$(pw_sum '^wall-worker;[^;]*;[[]sys_.*;handle_userfault( |;)')
-detail="$detail fault-in-a-call=$faultcall"
-[ "$faultcall" = 0 ] || pw_ok=0
-worker=$(pw_sum '^wall-worker;')
-running=$(pw_sum '^wall-worker;[[]running[]];')
-sleeper=$(pw_sum '^wall-sleeper;[[]sleeping[]];')
-spin=$(pw_sum '^wall-worker;[[]running[]];.*;wall_spin( |;)')
-detail="$detail spin=$spin running=$running worker=$worker sleeper=$sleeper"
-off=$((worker - running))
-[ "$spin" -gt 0 ] && [ $(((off + running * 2) * 100)) -ge $((sleeper * 95)) ] &&
-	[ $(((off + running / 2) * 100)) -le $((sleeper * 105)) ] || pw_ok=0
+# pw_try: wallclock's run under profile --wall; sets rc, pw_ok and detail.
+pw_try() {
+	: > "$SCRATCH/pw.work"
+	"$WL/wallclock" 300 > "$SCRATCH/pw.work" &
+	wpid=$!
+	vm_wait "$SCRATCH/pw.work" '^pid ' $wpid
+	: > "$SCRATCH/pw.err"
+	"$BIN/profile" --wall -f -F 99 -p $wpid > "$SCRATCH/pw.out" 2> "$SCRATCH/pw.err" &
+	ppid=$!
+	if vm_wait "$SCRATCH/pw.err" 'Wall-clock time' $ppid; then
+		kill -USR1 $wpid
+		wait $wpid
+		kill -INT $ppid
+	fi
+	wait $ppid
+	rc=$?
+	kill $wpid 2> /dev/null
+	wait $wpid 2> /dev/null
+	pw_ok=1
+	detail="rc=$rc"
+	vfork_call=vfork
+	[ "$(uname -m)" = aarch64 ] && vfork_call=clone
+	# STATE:CALL FRAME:FUNCTION:MEASURED, the frame's brackets kept from globbing.
+	oifs=$IFS
+	for s in "sleeping:[[]sys_nanosleep[]];:wall_sleep:sleep" "sleeping:[[]sys_read[]];:wall_pipe:pipe" \
+		 "runnable::wall_runnable:runnable" \
+		 "uninterruptible:[[]sys_$vfork_call[]];:wall_vfork:vfork" "(sleeping|uninterruptible)::wall_fault;.*;handle_userfault:fault"; do
+		set -f
+		IFS=:
+		set -- $s
+		IFS=$oifs
+		set +f
+		got=$(pw_sum "^wall-worker;[[]$1[]];$2.*;$3( |;)")
+		want=$(pw_want $4)
+		detail="$detail $4=$got/${want:-?}"
+		[ -n "$want" ] && [ $((got * 100)) -ge $((want * 80)) ] && [ $((got * 100)) -le $((want * 120)) ] || pw_ok=0
+	done
+	faultcall=$(pw_sum '^wall-worker;[^;]*;[[]sys_.*;handle_userfault( |;)')
+	detail="$detail fault-in-a-call=$faultcall"
+	[ "$faultcall" = 0 ] || pw_ok=0
+	worker=$(pw_sum '^wall-worker;')
+	running=$(pw_sum '^wall-worker;[[]running[]];')
+	sleeper=$(pw_sum '^wall-sleeper;[[]sleeping[]];')
+	spin=$(pw_sum '^wall-worker;[[]running[]];.*;wall_spin( |;)')
+	detail="$detail spin=$spin running=$running worker=$worker sleeper=$sleeper"
+	off=$((worker - running))
+	[ "$spin" -gt 0 ] && [ $(((off + running * 2) * 100)) -ge $((sleeper * 95)) ] &&
+		[ $(((off + running / 2) * 100)) -le $((sleeper * 105)) ] || pw_ok=0
+}
+pw_try
+# A starved emulated guest's own clocks (schedstat's run delay, the
+# thread's CPU time) can be far from what its switches say (a CI run's
+# 6.1 guest: vfork 301 ms by the switches, 138 ms by the workload, whose
+# child slept 300 ms; runnable 432 against 269): one more run then.
+if [ $pw_ok = 0 ] && [ $rc = 0 ] && ! grep -q -- '--wall needs Linux 5.17' "$SCRATCH/pw.err"; then
+	first=$detail
+	pw_try
+	detail="$detail (a second run; the first: $first)"
+fi
 if grep -q -- '--wall needs Linux 5.17' "$SCRATCH/pw.err"; then
 	result profile wall n/a "$(grep -- '--wall needs' "$SCRATCH/pw.err")"
 elif [ $rc = 0 ] && [ $pw_ok = 1 ] && [ -z "$(vm_leftover profile)" ]; then
