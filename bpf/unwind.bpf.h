@@ -10,13 +10,26 @@
 /* Set by user space for --unwind=dwarf and auto (on kernels with bpf_loop). */
 const volatile bool unwind_cfi;
 
-/* Every binary's rows, one range each; user space writes them through mmap. */
-struct {
+/*
+ * Every binary's rows, one range each, in chunks of UNWIND_CHUNK_ROWS that
+ * user space creates as it writes rows there (through mmap) and lets go
+ * of once empty: the tables' memory follows what they hold, not their
+ * budget. Row i is row i % UNWIND_CHUNK_ROWS of chunk i / UNWIND_CHUNK_ROWS.
+ */
+struct unwind_chunk {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, UNWIND_CHUNK_ROWS);
+	/* By size: the inner map's types would be only forward-declared in BTF. */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct unwind_row));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct unwind_row);
+	__array(values, struct unwind_chunk);
 } unwind_rows SEC(".maps");
 
 struct {
@@ -183,6 +196,21 @@ static __always_inline __u64 unwind_thread_pointer(void)
 #include "python.bpf.h"
 
 /*
+ * Row @idx, its chunk looked up only when it is not @chunk's (@at): most
+ * binaries' rows lie in one, and a search then looks it up once.
+ */
+static __always_inline struct unwind_row *unwind_row_at(void **chunk, __u32 *at, __u32 idx)
+{
+	__u32 c = idx / UNWIND_CHUNK_ROWS, i = idx % UNWIND_CHUNK_ROWS;
+
+	if (c != *at) {
+		*chunk = bpf_map_lookup_elem(&unwind_rows, &c);
+		*at = c;
+	}
+	return *chunk ? bpf_map_lookup_elem(*chunk, &i) : NULL;
+}
+
+/*
  * The index of the row in force at @pc: the last of rows[first, first + n)
  * whose pc is at most @pc; -1 if none. Global, so that the verifier checks
  * its bisection once: inlined, its steps were checked again in every state
@@ -195,8 +223,9 @@ static __always_inline __u64 unwind_thread_pointer(void)
  */
 __noinline long unwind_row_search(__u32 first, __u32 n, __u32 pc)
 {
-	__u32 lo = first, hi = first + n, idx;
+	__u32 lo = first, hi = first + n, at = ~0U;
 	struct unwind_row *r;
+	void *chunk = NULL;
 
 	if (!n || hi < first)
 		return -1;
@@ -207,8 +236,7 @@ __noinline long unwind_row_search(__u32 first, __u32 n, __u32 pc)
 		if (hi - lo <= 1)
 			break;
 		mid = lo + (hi - lo) / 2;
-		idx = mid;
-		r = bpf_map_lookup_elem(&unwind_rows, &idx);
+		r = unwind_row_at(&chunk, &at, mid);
 		if (!r)
 			return -1;
 		if (r->pc <= pc)
@@ -216,8 +244,7 @@ __noinline long unwind_row_search(__u32 first, __u32 n, __u32 pc)
 		else
 			hi = mid;
 	}
-	idx = lo;
-	r = bpf_map_lookup_elem(&unwind_rows, &idx);
+	r = unwind_row_at(&chunk, &at, lo);
 	return r && r->pc <= pc ? lo : -1;
 }
 
@@ -266,9 +293,10 @@ static __always_inline struct unwind_mapping *unwind_find_mapping(struct unwind_
 static __always_inline struct unwind_row *unwind_find_row(__u32 first, __u32 n, __u32 pc)
 {
 	long i = unwind_row_search(first, n, pc);
-	__u32 idx = i;
+	__u32 at = ~0U;
+	void *chunk = NULL;
 
-	return i < 0 ? NULL : bpf_map_lookup_elem(&unwind_rows, &idx);
+	return i < 0 ? NULL : unwind_row_at(&chunk, &at, i);
 }
 
 /* Ends the walk, with @mark after the last frame (0: none, the stack is whole). */

@@ -10,6 +10,12 @@
 #define UNWIND_ROW_SEARCH_STEPS 24
 #define UNWIND_MAX_BINARY_ROWS (1u << UNWIND_ROW_SEARCH_STEPS)
 
+/*
+ * Rows to a chunk of the rows' memory (512 KiB): made as rows are written,
+ * so a run holds what its binaries need; a binary with more spans several.
+ */
+#define UNWIND_CHUNK_ROWS (1u << 16)
+
 /* How a row finds the canonical frame address (CFA), the caller's stack pointer. */
 enum unwind_cfa {
 	UNWIND_NONE = 0,	/* no call-frame information here: frame pointers */

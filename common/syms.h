@@ -171,18 +171,27 @@ struct syms_binary {
 	ino_t ino;
 	int fd;				/* open on it, while the observer is called */
 	const struct runtime_binary *runtime;	/* the interpreter it holds, if any */
+	void *observed;			/* what @binary returned for it before; NULL the first time */
 };
 
 struct syms_observer {
 	/*
-	 * A binary seen for the first time: @elf is it, @debug its debug file
-	 * where it lacks .eh_frame (else NULL). What it returns is kept with
-	 * the binary and handed back with each mapping of it.
+	 * A binary seen for the first time, or again after @stale said so:
+	 * @elf is it, @debug its debug file where it lacks .eh_frame (else
+	 * NULL). What it returns is kept with the binary and handed back with
+	 * each mapping of it.
 	 */
 	void *(*binary)(void *ctx, const struct syms_binary *b, Elf *elf, Elf *debug);
 	/* A process image's executable mappings, sorted, just read from /proc. */
 	void (*process)(void *ctx, const struct proc_key *p, const struct syms_mapping *m,
 			size_t n);
+	/*
+	 * Whether what @binary returned was let go since, so that the next
+	 * process found mapping the binary shows it again (optional).
+	 */
+	bool (*stale)(void *ctx, void *observed);
+	/* The processes that had exited are forgotten (syms__forget_exited; optional). */
+	void (*forgot)(void *ctx);
 	void *ctx;
 };
 

@@ -292,10 +292,11 @@ static void observe_binary(struct syms *s, struct binary *b)
 			debug = NULL;
 	}
 	/* Its interpreter, if it is one: its frames are walked by the observer's BPF side. */
-	b->runtime = runtime__probe(b->fd, elf, b->path);
+	if (!b->runtime)
+		b->runtime = runtime__probe(b->fd, elf, b->path);
 	b->observed = s->observer.binary(s->observer.ctx, &(struct syms_binary){
 		b->path, len > 0 ? id : NULL, len > 0 ? len : 0, b->num,
-		b == s->vdso ? 0 : b->dev, b->ino, b->fd, b->runtime }, elf, debug);
+		b == s->vdso ? 0 : b->dev, b->ino, b->fd, b->runtime, b->observed }, elf, debug);
 	if (debug)
 		elf_end(debug);
 	if (dfd >= 0)
@@ -317,6 +318,11 @@ struct binary *binary__find(struct syms *s, const struct stat *st)
 	return NULL;
 }
 
+bool binary__stale(struct syms *s, const struct binary *b)
+{
+	return b->observed && s->observer.stale && s->observer.stale(s->observer.ctx, b->observed);
+}
+
 /* The binary behind @fd (stat @st), shared by (device, inode); takes @fd. */
 struct binary *binary__get(struct syms *s, int fd, const struct stat *st,
 			   const char *path, struct root *root)
@@ -326,6 +332,16 @@ struct binary *binary__get(struct syms *s, int fd, const struct stat *st,
 	char *copy;
 
 	if (b) {
+		/* What the observer let go of, shown again through this process's file. */
+		if (binary__stale(s, b)) {
+			if (b->fd < 0) {
+				b->fd = fd;
+				observe_binary(s, b);
+				b->fd = -1;
+			} else {
+				observe_binary(s, b);
+			}
+		}
 		close(fd);
 		return b;
 	}

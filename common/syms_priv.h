@@ -147,6 +147,8 @@ struct binary *binary__get(struct syms *s, int fd, const struct stat *st,
 			   const char *path, struct root *root);
 /* The binary read before whose file is @st's (device, inode, size, mtime); NULL if none. */
 struct binary *binary__find(struct syms *s, const struct stat *st);
+/* Whether the observer let go of what it made of @b, to be shown it again. */
+bool binary__stale(struct syms *s, const struct binary *b);
 /* This kernel's vdso is every process's: read ours once. */
 struct binary *binary__vdso(struct syms *s);
 /* Reads @b's symbols, debug file, inlined calls and Go table; b->failed if none. */

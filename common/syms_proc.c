@@ -217,8 +217,12 @@ static struct binary *mapped_binary(struct syms *s, struct proc *p, const struct
 	struct binary *bin;
 	struct stat st;
 
-	/* One already read, as most are: one stat, where opening it to check takes five calls. */
-	if (!procfile__stat_mapped(p->key.tgid, e, &st) && (bin = binary__find(s, &st)))
+	/*
+	 * One already read, as most are: one stat, where opening it to check
+	 * takes five calls; opened if the observer wants to see it again.
+	 */
+	if (!procfile__stat_mapped(p->key.tgid, e, &st) && (bin = binary__find(s, &st)) &&
+	    !binary__stale(s, bin))
 		return bin;
 	fd = procfile__open_mapped(p->key.tgid, e, rootfd, &st);
 	if ((fd == -EMFILE || fd == -ENFILE) && release_fds(s))
@@ -365,6 +369,8 @@ void syms__forget_exited(struct syms *s)
 			pp = &p->next;
 		}
 	}
+	if (s->observer.forgot)
+		s->observer.forgot(s->observer.ctx);
 }
 
 /*

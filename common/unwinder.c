@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Loading unwind rows into an mmapped BPF array as binaries appear, and each process's mappings into a hash. */
+/* Loading binaries' unwind rows into BPF memory as they appear, and each process's mappings into a hash. */
 #include <argp.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -13,22 +12,45 @@
 #include "cfi.h"
 #include "elffile.h"
 #include "probe.h"
+#include "rowstore.h"
 #include "runtime.h"
 #include "syms.h"
 #include "tool.h"
 #include "unwinder.h"
 
-/* A binary's rows in the array, and where its segments sit, to place its mappings. */
+/*
+ * A binary's rows, and where its segments sit, to place its mappings. Its
+ * rows are given back once no process that has an entry maps it, under
+ * pressure or when it went unused for a report's interval; made again
+ * from its file if a process maps it later (syms' observer, stale()).
+ */
 struct table {
 	struct table *next;
-	__u32 first, n;		/* n == 0: no CFI, or no room for it */
+	__u32 first, n;		/* n == 0: no CFI, or no room for it, or given back */
 	__u32 id;		/* the symbolizer's number for it, for file frames */
 	__u64 base;
 	struct elf_segment *segs;
 	size_t nsegs;
 	const struct runtime_binary *runtime;	/* the interpreter it holds, if any */
 	bool core;		/* the C library, the loader or the vDSO */
+	bool released;		/* its rows given back: made again when next mapped */
+	unsigned int refs;	/* processes with an entry whose mappings use its rows */
+	unsigned long long used;	/* the sweep it was last in use at */
+	bool fresh;		/* made while its process is read, which holds it */
+	struct table *fresh_next;
+	struct unwind_file_key file;	/* its entry in the files map, if it has one */
+	bool has_file;
 };
+
+/* A process the procs map has an entry for, and the tables its mappings use. */
+struct traced {
+	struct traced *next;
+	struct proc_key key;
+	struct table **tables;
+	size_t n;
+};
+
+#define TRACED_BUCKETS 256
 
 struct losses {
 	unsigned long long no_room;	/* binaries whose rows did not fit */
@@ -41,24 +63,35 @@ struct losses {
 	unsigned long long too_many;	/* binaries with more rows than one may have */
 };
 
+/* Rows given back and made again, for -v. */
+struct reuse {
+	unsigned long long released, remade;
+};
+
 /* Kinds of trampolines the runtimes make: CPython's before 3.14, and since. */
 #define UNWINDER_TRAMPOLINE_KINDS 2
 
 struct unwinder {
 	struct syms *syms;
 	int procs_fd, build_ids_fd, files_fd, counts_fd;
-	struct unwind_row *rows;	/* the unwind_rows map, mmapped */
-	size_t rows_cap, rows_used, map_size;
+	struct rowstore *rows;
 	struct table *tables;
 	unsigned long long binaries, with_cfi, processes;
 	unsigned long long unsupported;	/* rows with rules the unwinder cannot follow */
 	struct losses lost;
 	unsigned int full;		/* processes the map was full for since it was last swept */
-	struct unwind_proc *scratch;	/* one entry, read back to sweep */
+	bool rows_full;			/* and no process entered since that sweep */
+	struct traced *traced[TRACED_BUCKETS];
+	struct table *fresh;		/* made since the last process was entered */
+	unsigned long long sweeps;	/* reports' sweeps so far: tables' age */
+	struct reuse reuse;
 	struct bpf_link *on_exec, *on_new_area;
 	struct runtime_bpf runtimes;
-	/* The rows' indexes of CPython's trampolines' rows (one per kind), once made. */
-	__u32 trampoline_rows[UNWINDER_TRAMPOLINE_KINDS];
+	/* CPython's trampolines' rows (one per kind), once made, and their indexes. */
+	struct {
+		struct unwind_row row;
+		__u32 idx;
+	} trampolines[UNWINDER_TRAMPOLINE_KINDS];
 	unsigned int trampoline_kinds;
 };
 
@@ -87,7 +120,7 @@ static bool kernel_can(void)
 int unwind__configure(const struct unwind_opts *o, const struct unwind_bpf *m, bool one_process)
 {
 	struct bpf_map *rows = m->rows, *procs = m->procs;
-	size_t budget = (size_t)o->memory_mb << 20, proc_bytes, nrows;
+	size_t budget = (size_t)o->memory_mb << 20, proc_bytes, nrows, chunks;
 	bool cfi = o->method != UNWIND_FP && kernel_can();
 	unsigned int processes = one_process ? 64 : 1024;
 
@@ -116,11 +149,14 @@ int unwind__configure(const struct unwind_opts *o, const struct unwind_bpf *m, b
 	proc_bytes = (size_t)processes * sizeof(struct unwind_proc);
 	if (proc_bytes > budget / 4)
 		proc_bytes = budget / 4;
-	nrows = (budget - proc_bytes) / sizeof(struct unwind_row);
+	chunks = (budget - proc_bytes) / sizeof(struct unwind_row) / UNWIND_CHUNK_ROWS;
+	if (!chunks)
+		chunks = 1;
+	nrows = chunks * UNWIND_CHUNK_ROWS;
 	processes = proc_bytes / sizeof(struct unwind_proc);
 	if (!processes)
 		processes = 1;
-	bpf_map__set_max_entries(rows, nrows ? nrows : 1);
+	bpf_map__set_max_entries(rows, chunks);
 	bpf_map__set_max_entries(procs, processes);
 	bpf_map__set_max_entries(m->py_procs, processes);
 	bpf_map__set_max_entries(m->build_ids, UNWIND_BUILD_IDS);
@@ -133,12 +169,141 @@ int unwind__configure(const struct unwind_opts *o, const struct unwind_bpf *m, b
 	return 1;
 }
 
-/* Copies a binary's rows into the array, if they fit. */
+/*
+ * Gives back @t's rows. Nothing the BPF side reaches points at them: no
+ * process entry (those of the processes that used them are gone) and no
+ * file entry; a walk that looked one up just before reads rows that stay
+ * as they were until another binary's are built and written there.
+ */
+static void release(struct unwinder *u, struct table *t)
+{
+	if (t->has_file)
+		bpf_map_delete_elem(u->files_fd, &t->file);
+	t->has_file = false;
+	rowstore__release(u->rows, t->first, t->n);
+	t->n = 0;
+	t->released = true;
+	u->reuse.released++;
+}
+
+/*
+ * Gives back the rows of the tables no process with an entry uses: every
+ * one when rows are wanted now (@all), else those unused since the sweep
+ * before the last, so that a binary run every few seconds keeps its rows.
+ * Not those made for the process being read. How many.
+ */
+static size_t release_unused(struct unwinder *u, bool all)
+{
+	size_t n = 0;
+
+	for (struct table *t = u->tables; t; t = t->next) {
+		if (t->n && !t->refs && !t->fresh &&
+		    (all || t->used + 1 < u->sweeps)) {
+			release(u, t);
+			n++;
+		}
+	}
+	return n;
+}
+
+static struct traced **traced_slot(struct unwinder *u, __u32 tgid)
+{
+	struct traced **pp = &u->traced[tgid % TRACED_BUCKETS];
+
+	while (*pp && (*pp)->key.tgid != tgid)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+/* Forgets the process in *@pp and what it held. */
+static void untrace(struct traced **pp)
+{
+	struct traced *p = *pp;
+
+	for (size_t i = 0; i < p->n; i++)
+		p->tables[i]->refs--;
+	*pp = p->next;
+	free(p->tables);
+	free(p);
+}
+
+/*
+ * The procs map's entry of process @k now uses @n tables' rows, in @tables
+ * (taken), and no longer those of its previous entry.
+ */
+static void trace(struct unwinder *u, const struct proc_key *k, struct table **tables, size_t n)
+{
+	struct traced **pp = traced_slot(u, k->tgid), *p = calloc(1, sizeof(*p));
+
+	if (!p) {
+		free(tables);
+		return;
+	}
+	p->key = *k;
+	p->tables = tables;
+	p->n = n;
+	for (size_t i = 0; i < n; i++) {
+		tables[i]->refs++;
+		tables[i]->used = u->sweeps;
+	}
+	if (*pp)
+		untrace(pp);
+	p->next = u->traced[k->tgid % TRACED_BUCKETS];
+	u->traced[k->tgid % TRACED_BUCKETS] = p;
+}
+
+/* Drops the entries of the processes that have exited, and their holds. How many. */
+static size_t sweep_exited(struct unwinder *u)
+{
+	size_t dropped = 0;
+
+	for (int i = 0; i < TRACED_BUCKETS; i++) {
+		struct traced **pp = &u->traced[i];
+
+		while (*pp) {
+			__u32 tgid = (*pp)->key.tgid;
+
+			if (syms__alive(u->syms, &(*pp)->key)) {
+				pp = &(*pp)->next;
+				continue;
+			}
+			bpf_map_delete_elem(u->procs_fd, &tgid);
+			runtime__process(&u->runtimes, tgid, NULL, 0, 0);
+			untrace(pp);
+			dropped++;
+		}
+	}
+	return dropped;
+}
+
+/*
+ * The rows are full: gives back those of binaries no live process maps.
+ * After a sweep that found none, not again until a process is entered: a
+ * host whose live processes fill them would be swept for nothing at every
+ * new binary. Whether any were.
+ */
+static bool make_room(struct unwinder *u)
+{
+	size_t dropped, released;
+
+	if (u->rows_full)
+		return false;
+	dropped = sweep_exited(u);
+	released = release_unused(u, true);
+	pr_debug("unwinder: rows full: %zu exited processes forgotten, %zu binaries' rows given "
+		 "back", dropped, released);
+	u->rows_full = !released;
+	return released;
+}
+
+/* Copies a binary's rows into BPF memory (@again: as they were once), if they fit. */
 static void on_binary_rows(struct unwinder *u, struct table *t, const char *path, int fd,
-			   Elf *elf, Elf *debug)
+			   Elf *elf, Elf *debug, bool again)
 {
 	struct cfi_table c;
-	int err = cfi__build(elf, debug, u->rows_cap - u->rows_used, &c);
+	/* Rows no process uses any more make room when needed. */
+	size_t room = rowstore__cap(u->rows);
+	int err = cfi__build(elf, debug, room, &c);
 	bool go = false;
 
 	/*
@@ -146,10 +311,10 @@ static void on_binary_rows(struct unwinder *u, struct table *t, const char *path
 	 * cgo binary's .eh_frame is its C code's alone: Go's rows fill the rest.
 	 */
 	if (err == -ENOENT) {
-		err = cfi__build_go(fd, elf, u->rows_cap - u->rows_used, &c);
+		err = cfi__build_go(fd, elf, room, &c);
 		go = !err;
 	} else if (!err) {
-		go = !cfi__add_go(fd, elf, u->rows_cap - u->rows_used, &c);
+		go = !cfi__add_go(fd, elf, room, &c);
 	}
 
 	if (!err && c.n > UNWIND_MAX_BINARY_ROWS) {
@@ -173,13 +338,22 @@ static void on_binary_rows(struct unwinder *u, struct table *t, const char *path
 		pr_debug("%s: no call-frame information (%s): frame pointers", path, strerror(-err));
 		return;
 	}
-	memcpy(u->rows + u->rows_used, c.rows, c.n * sizeof(*c.rows));
-	t->first = u->rows_used;
+	err = rowstore__add(u->rows, c.rows, c.n, &t->first);
+	if (err == -E2BIG && make_room(u))
+		err = rowstore__add(u->rows, c.rows, c.n, &t->first);
+	if (err) {
+		u->lost.no_room++;
+		pr_debug("%s: no room for its unwind rows (%s): frame pointers", path,
+			 strerror(-err));
+		cfi__free(&c);
+		return;
+	}
 	t->n = c.n;
 	t->base = c.base;
-	u->rows_used += c.n;
-	u->with_cfi++;
-	u->unsupported += c.unsupported;
+	if (!again) {
+		u->with_cfi++;
+		u->unsupported += c.unsupported;
+	}
 	pr_debug("%s: %zu unwind rows for %zu functions%s", path, c.n, c.fdes,
 		 go ? ", Go's from its pclntab" : "");
 	cfi__free(&c);
@@ -205,7 +379,7 @@ static void enter_build_id(struct unwinder *u, const struct syms_binary *b)
  * The binary's rows by its file, as the kernel names it, for code mapped
  * after its process was read: placed by its (first) executable segment.
  */
-static void enter_file(struct unwinder *u, const struct syms_binary *b, const struct table *t)
+static void enter_file(struct unwinder *u, const struct syms_binary *b, struct table *t)
 {
 	struct unwind_file_key key = {
 		.ino = b->ino,
@@ -222,8 +396,12 @@ static void enter_file(struct unwinder *u, const struct syms_binary *b, const st
 			struct unwind_file f = { g->offset, g->filesz, g->offset - g->vaddr + t->base,
 						 t->first, t->n, t->id };
 
-			if (bpf_map_update_elem(u->files_fd, &key, &f, BPF_ANY))
+			if (bpf_map_update_elem(u->files_fd, &key, &f, BPF_ANY)) {
 				u->lost.files++;
+			} else {
+				t->file = key;
+				t->has_file = true;
+			}
 			return;
 		}
 	}
@@ -246,23 +424,42 @@ static bool core_binary(const char *path)
 	return false;
 }
 
-/* A binary seen for the first time: its rows, and its entries in the build-id and files maps. */
+/*
+ * A binary seen for the first time, or mapped again after its rows were
+ * given back: its rows, and its entries in the build-id and files maps.
+ */
 static void *on_binary(void *ctx, const struct syms_binary *b, Elf *elf, Elf *debug)
 {
 	struct unwinder *u = ctx;
-	struct table *t = calloc(1, sizeof(*t));
+	struct table *t = b->observed;
 
-	if (!t)
-		return NULL;
-	t->next = u->tables;
-	u->tables = t;
+	if (t) {
+		t->released = false;
+		free(t->segs);
+		t->segs = NULL;
+		t->nsegs = 0;
+		u->reuse.remade++;
+	} else {
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			return NULL;
+		t->next = u->tables;
+		u->tables = t;
+		u->binaries++;
+	}
+	/* Held until its process is entered, which it is read for. */
+	if (!t->fresh) {
+		t->fresh = true;
+		t->fresh_next = u->fresh;
+		u->fresh = t;
+	}
+	t->used = u->sweeps;
 	t->id = b->id <= UNWIND_FILE_ID_MASK ? b->id : UNWIND_NO_FILE;
 	t->runtime = t->id != UNWIND_NO_FILE ? b->runtime : NULL;
 	t->core = core_binary(b->path);
-	u->binaries++;
 	if (elffile__segments(elf, &t->segs, &t->nsegs))
 		return t;
-	on_binary_rows(u, t, b->path, b->fd, elf, debug);
+	on_binary_rows(u, t, b->path, b->fd, elf, debug, b->observed);
 	enter_build_id(u, b);
 	enter_file(u, b, t);
 	return t;
@@ -332,16 +529,16 @@ static bool trampolines(struct unwinder *u, __u32 tgid, const struct table *t,
 	if (!t || !runtime__trampolines(t->runtime, tgid, m->start, m->end, &row))
 		return false;
 	for (k = 0; k < u->trampoline_kinds; k++)
-		if (!memcmp(&u->rows[u->trampoline_rows[k]], &row, sizeof(row)))
+		if (!memcmp(&u->trampolines[k].row, &row, sizeof(row)))
 			break;
 	if (k == u->trampoline_kinds) {
-		if (k == UNWINDER_TRAMPOLINE_KINDS || u->rows_used == u->rows_cap)
+		if (k == UNWINDER_TRAMPOLINE_KINDS ||
+		    rowstore__add(u->rows, &row, 1, &u->trampolines[k].idx))
 			return false;
-		u->trampoline_rows[k] = u->rows_used++;
-		u->rows[u->trampoline_rows[k]] = row;
+		u->trampolines[k].row = row;
 		u->trampoline_kinds++;
 	}
-	um->first = u->trampoline_rows[k];
+	um->first = u->trampolines[k].idx;
 	um->n = 1;
 	um->bias = m->start;
 	return true;
@@ -355,32 +552,54 @@ static bool trampolines(struct unwinder *u, __u32 tgid, const struct table *t,
  */
 static bool forget_exited(struct unwinder *u)
 {
-	__u32 key, next, *prev = NULL;
-	size_t dropped = 0;
+	size_t dropped;
 
 	if (u->full++ % 64)
 		return false;
-	while (!bpf_map_get_next_key(u->procs_fd, prev, &next)) {
-		if (!bpf_map_lookup_elem(u->procs_fd, &next, u->scratch)) {
-			struct proc_key k = {
-				.tgid = next,
-				.exec_id = u->scratch->exec_id,
-				.start_ns = u->scratch->start_ns,
-			};
-
-			if (!syms__alive(u->syms, &k) && !bpf_map_delete_elem(u->procs_fd, &next)) {
-				runtime__process(&u->runtimes, next, NULL, 0, 0);
-				dropped++;
-				continue;	/* from the same previous key */
-			}
-		}
-		key = next;
-		prev = &key;
-	}
+	dropped = sweep_exited(u);
 	pr_debug("unwinder: processes' map full: dropped %zu that exited", dropped);
 	if (dropped)
 		u->full = 0;
 	return dropped;
+}
+
+/* No table made for the process just entered, or for none, is held for it any more. */
+static void unhold_fresh(struct unwinder *u)
+{
+	for (struct table *t = u->fresh, *next; t; t = next) {
+		next = t->fresh_next;
+		t->fresh = false;
+		t->fresh_next = NULL;
+	}
+	u->fresh = NULL;
+}
+
+/* Whether the binary @observed's rows were given back, to be made again. */
+static bool on_stale(void *ctx, void *observed)
+{
+	const struct table *t = observed;
+
+	return t->released;
+}
+
+/*
+ * After each report of a run without end: the processes that exited go,
+ * and the rows of binaries unused for an interval, so that a run of days
+ * holds what its live processes use.
+ */
+static void on_forgot(void *ctx)
+{
+	struct unwinder *u = ctx;
+	size_t dropped, released;
+
+	u->sweeps++;
+	unhold_fresh(u);
+	dropped = sweep_exited(u);
+	released = release_unused(u, false);
+	rowstore__trim(u->rows);
+	pr_debug("unwinder: %zu exited processes forgotten, %zu binaries' rows given back, "
+		 "%zu rows in %zu chunks held", dropped, released, rowstore__used(u->rows),
+		 rowstore__chunks(u->rows));
 }
 
 /*
@@ -414,13 +633,18 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 	struct unwinder *u = ctx;
 	struct unwind_proc *p = calloc(1, sizeof(*p));
 	bool *keep = n > UNWIND_MAX_MAPPINGS ? calloc(n, sizeof(*keep)) : NULL;
+	/* The tables whose rows its entry uses, each once. */
+	struct table **used = calloc(n ? n : 1, sizeof(*used));
+	size_t nused = 0, cfi = 0;
 	__u64 bias = 0;
 	const struct table *rt = runtime_of(m, n, &bias);
-	size_t cfi = 0;
 	__u32 tgid = k->tgid;
 
-	if (!p || (n > UNWIND_MAX_MAPPINGS && !keep)) {
+	if (!p || !used || (n > UNWIND_MAX_MAPPINGS && !keep)) {
 		free(p);
+		free(used);
+		free(keep);
+		unhold_fresh(u);
 		return;
 	}
 	if (keep)
@@ -428,8 +652,9 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 	p->exec_id = k->start_ns ? k->exec_id : UNWIND_EXEC_ANY;
 	p->start_ns = k->start_ns;
 	for (size_t i = 0; i < n; i++) {
-		const struct table *t = m[i].binary;
+		struct table *t = m[i].binary;
 		struct unwind_mapping *um;
+		size_t j;
 
 		if (keep && !keep[i])
 			continue;
@@ -442,6 +667,10 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 			um->first = t->first;
 			um->n = t->n;
 			cfi++;
+			for (j = 0; j < nused && used[j] != t; j++)
+				;
+			if (j == nused)
+				used[nused++] = t;
 		} else if (!t && trampolines(u, tgid, rt, &m[i], um)) {
 			cfi++;
 		}
@@ -451,10 +680,14 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 	     bpf_map_update_elem(u->procs_fd, &tgid, p, BPF_ANY))) {
 		u->lost.procs++;
 		pr_debug("pid %u: no room for its mappings: frame pointers", tgid);
+		free(used);
 	} else {
 		u->processes++;
 		pr_debug("pid %u: CFI for %zu of %zu executable mappings", tgid, cfi, n);
+		trace(u, k, used, nused);
+		u->rows_full = false;
 	}
+	unhold_fresh(u);
 	free(keep);
 	free(p);
 	on_process_runtime(u, tgid, rt, bias);
@@ -464,26 +697,12 @@ struct unwinder *unwinder__new(struct syms *syms, const struct unwind_bpf *m)
 {
 	struct bpf_map *rows = m->rows, *procs = m->procs;
 	struct unwinder *u = calloc(1, sizeof(*u));
-	long page = sysconf(_SC_PAGESIZE);
-	void *mem;
 
 	if (!u)
 		return NULL;
-	u->rows_cap = bpf_map__max_entries(rows);
-	u->map_size = (u->rows_cap * sizeof(struct unwind_row) + page - 1) / page * page;
-	mem = mmap(NULL, u->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(rows), 0);
-	if (mem == MAP_FAILED) {
-		int err = errno;
-
-		pr_err("cannot map the unwind tables: %s", strerror(err));
-		free(u);
-		errno = err;
-		return NULL;
-	}
-	u->rows = mem;
-	u->scratch = malloc(sizeof(*u->scratch));
-	if (!u->scratch) {
-		munmap(mem, u->map_size);
+	u->rows = rowstore__new(bpf_map__fd(rows),
+				(size_t)bpf_map__max_entries(rows) * UNWIND_CHUNK_ROWS);
+	if (!u->rows) {
 		free(u);
 		errno = ENOMEM;
 		return NULL;
@@ -494,7 +713,8 @@ struct unwinder *unwinder__new(struct syms *syms, const struct unwind_bpf *m)
 	u->runtimes.py_procs_fd = bpf_map__fd(m->py_procs);
 	u->counts_fd = bpf_map__fd(m->counts);
 	u->syms = syms;
-	syms__observe(syms, &(struct syms_observer){ on_binary, on_process, u });
+	syms__observe(syms, &(struct syms_observer){ on_binary, on_process, on_stale, on_forgot,
+						     u });
 	if (bpf_program__autoload(m->on_exec)) {
 		u->on_exec = bpf_program__attach(m->on_exec);
 		if (!u->on_exec) {
@@ -561,13 +781,18 @@ void unwinder__warn_losses(const struct unwinder *u)
 		 "unknown, %llu stacks in Python without its thread state",
 		 (unsigned long long)c->cfi,
 		 (unsigned long long)c->by_build_id,
-		 (unsigned long long)c->truncated, u->binaries, u->with_cfi, u->rows_used,
+		 (unsigned long long)c->truncated, u->binaries, u->with_cfi, rowstore__used(u->rows),
 		 u->unsupported, u->processes, (unsigned long long)c->py_loops,
 		 (unsigned long long)c->py_unknown, (unsigned long long)c->py_no_thread);
+	pr_debug("unwind rows: %zu held in %zu chunks of %u (%zu KiB); %llu binaries' given back "
+		 "when no process used them, %llu made again", rowstore__used(u->rows),
+		 rowstore__chunks(u->rows), UNWIND_CHUNK_ROWS,
+		 rowstore__chunks(u->rows) * UNWIND_CHUNK_ROWS * sizeof(struct unwind_row) >> 10,
+		 u->reuse.released, u->reuse.remade);
 	if (u->lost.no_room)
 		pr_warn("%llu binaries' unwind tables did not fit (%zu of %zu rows in use): their "
 			"frames were walked by frame pointers; raise --unwind-memory",
-			u->lost.no_room, u->rows_used, u->rows_cap);
+			u->lost.no_room, rowstore__used(u->rows), rowstore__cap(u->rows));
 	if (u->lost.procs)
 		pr_warn("%llu processes had no room for their mappings: walked by frame pointers; "
 			"raise --unwind-memory", u->lost.procs);
@@ -610,7 +835,9 @@ void unwinder__free(struct unwinder *u)
 		free(t->segs);
 		free(t);
 	}
-	munmap(u->rows, u->map_size);
-	free(u->scratch);
+	for (int i = 0; i < TRACED_BUCKETS; i++)
+		while (u->traced[i])
+			untrace(&u->traced[i]);
+	rowstore__free(u->rows);
 	free(u);
 }

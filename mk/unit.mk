@@ -36,6 +36,14 @@ $(OUTPUT)/tests/libswaplib.so: tests/nofp/nofplib.c | $(OUTPUT)/tests
 		-Dnofplib_inner=swaplib_inner -Dnofplib_outer=swaplib_outer \
 		-Dnofplib_tick=swaplib_tick $< -o $@
 
+# The same with code that only adds unwind rows (1,557 in all), copied 2,000
+# times to fill the unwinder's tables (unwind.bats); without -g, each copy small.
+$(OUTPUT)/tests/libpadlib.so: tests/nofp/nofplib.c tests/nofp/padlib.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(filter-out -g,$(NOFP_CFLAGS)) -fPIC -shared $^ -o $@
+
+check workloads: $(OUTPUT)/tests/libpadlib.so
+
 # Linked into it, without call-frame information: code with frame pointers
 # (fpcode.c), and code with neither (nocfi.c), as JIT code or a stripped
 # .eh_frame would be. No -g either: it would bring .debug_frame.

@@ -9,6 +9,12 @@
  *        nofp dlopen LIB SECONDS -- nofp_level1's chain for a second, then
  *                                dlopen()s LIB (a copy of libnofplib.so) and
  *                                calls its nofplib_outer from nofp_dlopened
+ *        nofp many LIB DIR N MS -- copies LIB (libpadlib.so) to DIR/libI.so
+ *                                for I < N, then forks N + N / 10 processes
+ *                                in turn, process I to dlopen() lib I % N,
+ *                                call its nofplib_outer from nofp_dlopened
+ *                                for MS ms and exit; prints "lib I pid PID"
+ *                                for each, removes the copies, then "done"
  *        nofp swap LIB1 LIB2 SECONDS -- the same with LIB1 for SECONDS, which
  *                                it then dlclose()s, then LIB2 (libswaplib.so,
  *                                swaplib_outer...) for SECONDS; prints each
@@ -56,6 +62,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -289,6 +296,23 @@ static void *writer(void *arg)
 	return NULL;
 }
 
+/* Copies file @from to a new file @to. */
+static int copy(const char *from, const char *to)
+{
+	char buf[65536];
+	FILE *in = fopen(from, "rb"), *out = fopen(to, "wbx");
+	size_t n;
+	int err = !in || !out;
+
+	while (!err && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		err = fwrite(buf, 1, n, out) != n;
+	if (in)
+		fclose(in);
+	if (out && fclose(out))
+		err = 1;
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -328,6 +352,40 @@ int main(int argc, char **argv)
 		printf("loaded\n");
 		fflush(stdout);
 		nofp_dlopened(outer, now() + atof(argv[3]));
+	} else if (!strcmp(mode, "many") && argc == 6) {
+		long n = atol(argv[4]);
+		double ms = atof(argv[5]);
+		char path[4096];
+
+		for (long i = 0; i < n; i++) {
+			snprintf(path, sizeof(path), "%s/lib%ld.so", argv[3], i);
+			if (copy(argv[2], path))
+				return 1;
+		}
+		for (long i = 0; i < n + n / 10; i++) {
+			int status;
+			pid_t pid;
+
+			snprintf(path, sizeof(path), "%s/lib%ld.so", argv[3], i % n);
+			pid = fork();
+			if (pid == 0) {
+				void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+				void (*outer)(double) = h ? (void (*)(double))dlsym(h, "nofplib_outer") : NULL;
+
+				if (!outer)
+					_exit(1);
+				nofp_dlopened(outer, now() + ms / 1000);
+				_exit(0);
+			}
+			if (pid < 0 || waitpid(pid, &status, 0) != pid || status)
+				return 1;
+			printf("lib %ld pid %d\n", i, pid);
+		}
+		for (long i = 0; i < n; i++) {
+			snprintf(path, sizeof(path), "%s/lib%ld.so", argv[3], i);
+			unlink(path);
+		}
+		printf("done\n");
 	} else if (!strcmp(mode, "swap") && argc == 5) {
 		const char *outers[] = { "nofplib_outer", "swaplib_outer" };
 
