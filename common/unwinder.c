@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -80,7 +81,8 @@ struct unwinder {
 	unsigned long long unsupported;	/* rows with rules the unwinder cannot follow */
 	struct losses lost;
 	unsigned int full;		/* processes the map was full for since it was last swept */
-	bool rows_full;			/* and no process entered since that sweep */
+	long long fruitless_ms;		/* when a sweep for room last found none; 0: it did */
+	bool entered;			/* a process entered since */
 	struct traced *traced[TRACED_BUCKETS];
 	struct table *fresh;		/* made since the last process was entered */
 	unsigned long long sweeps;	/* reports' sweeps so far: tables' age */
@@ -276,23 +278,33 @@ static size_t sweep_exited(struct unwinder *u)
 	return dropped;
 }
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
 /*
  * The rows are full: gives back those of binaries no live process maps.
- * After a sweep that found none, not again until a process is entered: a
- * host whose live processes fill them would be swept for nothing at every
- * new binary. Whether any were.
+ * After a sweep that found none, not again until a process is entered and
+ * a second has passed: a host whose live processes fill them would be
+ * swept (a /proc read a process) for nothing at every new binary. Whether
+ * any were.
  */
 static bool make_room(struct unwinder *u)
 {
 	size_t dropped, released;
 
-	if (u->rows_full)
+	if (u->fruitless_ms && (!u->entered || now_ms() - u->fruitless_ms < 1000))
 		return false;
 	dropped = sweep_exited(u);
 	released = release_unused(u, true);
 	pr_debug("unwinder: rows full: %zu exited processes forgotten, %zu binaries' rows given "
 		 "back", dropped, released);
-	u->rows_full = !released;
+	u->fruitless_ms = released ? 0 : now_ms();
+	u->entered = false;
 	return released;
 }
 
@@ -685,7 +697,7 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 		u->processes++;
 		pr_debug("pid %u: CFI for %zu of %zu executable mappings", tgid, cfi, n);
 		trace(u, k, used, nused);
-		u->rows_full = false;
+		u->entered = true;
 	}
 	unhold_fresh(u);
 	free(keep);

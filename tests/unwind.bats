@@ -564,6 +564,14 @@ traced_while() {
 	share "$T/folded" nofp_leaf "$CHAIN"
 }
 
+@test "unwind: the rows' store on a real array of maps: ranges placed, joined when given back, chunks made and dropped" {
+	require_bpf
+	run "$BUILD/tests/unit/rowstore"
+	echo "$output"
+	assert_success
+	[ "$(grep -c '^ok ' <<< "$output")" -eq 29 ]
+}
+
 @test "unwind: 2,000 libraries mapped and unmapped in turn: rows no process uses are given back, made again when mapped again" {
 	require_bpf
 	# 2,000 copies of a library of 1,557 rows (3.1 million rows in all),
