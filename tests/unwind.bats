@@ -577,9 +577,9 @@ traced_while() {
 	# 2,000 copies of a library of 1,557 rows (3.1 million rows in all),
 	# each dlopen()ed by a process of its own for 8 ms, in turn; then the
 	# first 200 again, their rows given back long before. --unwind-memory 8
-	# has room for 786,432 rows: without giving rows back, the copies
-	# after the first few hundred went without CFI (their samples cut
-	# short: 6 of 675 whole in the last group), and were said not to fit.
+	# has room for 786,432 rows: without giving rows back, 1,606 copies
+	# went without CFI and were said not to fit; without reading a binary
+	# mapped again, the last 200 had 6 of 675 samples whole.
 	mkdir "$T/libs"
 	traced_while Sampling '"$NOFP" many "$WL/libpadlib.so" "$T/libs" 2000 8 > "$T/work"' \
 		"$BIN/profile" -v -U -F 499 --unwind-memory 8 --json 60
