@@ -12,9 +12,9 @@ const volatile bool unwind_cfi;
 
 /*
  * Every binary's rows, one range each, in chunks of UNWIND_CHUNK_ROWS that
- * user space creates as it writes rows there (through mmap) and lets go
- * of once empty: the tables' memory follows what they hold, not their
- * budget. Row i is row i % UNWIND_CHUNK_ROWS of chunk i / UNWIND_CHUNK_ROWS.
+ * user space creates as it writes rows there (through mmap) and drops
+ * after a report once empty: the tables' memory follows what they hold,
+ * not their budget. Row i is row i % UNWIND_CHUNK_ROWS of chunk i / UNWIND_CHUNK_ROWS.
  */
 struct unwind_chunk {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

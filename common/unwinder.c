@@ -62,6 +62,8 @@ struct losses {
 	unsigned long long runtimes;	/* processes running an interpreter, no room for it */
 	unsigned long long complex;	/* binaries whose CFI would cost too much to read */
 	unsigned long long too_many;	/* binaries with more rows than one may have */
+	unsigned long long kernel;	/* binaries whose rows' memory the kernel refused */
+	int kernel_err;			/* the last such refusal, -errno */
 };
 
 /* Rows given back and made again, for -v. */
@@ -354,7 +356,12 @@ static void on_binary_rows(struct unwinder *u, struct table *t, const char *path
 	if (err == -E2BIG && make_room(u))
 		err = rowstore__add(u->rows, c.rows, c.n, &t->first);
 	if (err) {
-		u->lost.no_room++;
+		if (err == -E2BIG) {
+			u->lost.no_room++;
+		} else {
+			u->lost.kernel++;
+			u->lost.kernel_err = err;
+		}
 		pr_debug("%s: no room for its unwind rows (%s): frame pointers", path,
 			 strerror(-err));
 		cfi__free(&c);
@@ -805,6 +812,9 @@ void unwinder__warn_losses(const struct unwinder *u)
 		pr_warn("%llu binaries' unwind tables did not fit (%zu of %zu rows in use): their "
 			"frames were walked by frame pointers; raise --unwind-memory",
 			u->lost.no_room, rowstore__used(u->rows), rowstore__cap(u->rows));
+	if (u->lost.kernel)
+		pr_warn("%llu binaries' unwind rows had no memory in the kernel (%s): their frames "
+			"were walked by frame pointers", u->lost.kernel, strerror(-u->lost.kernel_err));
 	if (u->lost.procs)
 		pr_warn("%llu processes had no room for their mappings: walked by frame pointers; "
 			"raise --unwind-memory", u->lost.procs);
