@@ -174,7 +174,6 @@ static __always_inline __u64 stack_take_task(struct task_struct *task)
  */
 static __always_inline __u64 stack_take_user(void *ctx, const struct proc_key *k)
 {
-#ifndef BPFSCOPE_LEGACY
 	if (unwind_cfi) {
 		struct stack_trace *t;
 		struct pt_regs *regs;
@@ -185,13 +184,19 @@ static __always_inline __u64 stack_take_user(void *ctx, const struct proc_key *k
 		if (!t)
 			return STACK_LOST;
 		/* Its user registers, saved where it entered the kernel (or was interrupted). */
-		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		regs = unwind_user_regs();
+		if (!regs)
+			return stack_take(ctx, BPF_F_USER_STACK);
 		n = unwind_user(regs, k, t);
+#ifdef BPFSCOPE_LEGACY
+		if (n < 0)
+			return stack_take(ctx, BPF_F_USER_STACK);
+#else
 		if (n < 0)
 			n = unwind_by_build_id(ctx, t);
+#endif
 		return n ? stack_put(t, n) : STACK_NONE;
 	}
-#endif
 	return stack_take(ctx, BPF_F_USER_STACK);
 }
 

@@ -118,8 +118,19 @@ struct unwind_walk {
 	__u8 exact;		/* ip is an exact address (the first frame, after a signal), not a return */
 	__u8 via_fp;		/* ip was read from a frame-pointer chain, not found by CFI */
 	__u8 done;
+#ifndef BPFSCOPE_LEGACY
 	__u8 looked_up;		/* the kernel was asked for the mapping of an address */
 	struct unwind_mapping late;	/* what it said, if the binary is known: .n rows, or none */
+#else
+	__u8 has_proc;		/* proc is the process's entry, looked up again at each step */
+#endif
+	struct proc_key key;
+	struct pt_regs *regs;	/* the first frame's registers, until its step */
+	/*
+	 * The pointers last: what comes before is all a step of the legacy
+	 * walk keeps for the next (UNWIND_WALK_KEPT), the pointers being
+	 * found again, as a map cannot hold them.
+	 */
 	struct stack_trace *trace;
 	struct unwind_sps *sps;
 	/*
@@ -129,9 +140,21 @@ struct unwind_walk {
 	 */
 	struct unwind_counts *counts;
 	struct unwind_proc *proc;
-	struct proc_key key;
-	struct pt_regs *regs;	/* the first frame's registers, until its step */
 };
+
+#define UNWIND_WALK_KEPT __builtin_offsetof(struct unwind_walk, trace)
+
+/*
+ * The legacy walk's state between its steps, each a call of a global
+ * function (unwind_step_kept()): sized, not typed, as its type holds
+ * pointers. Declared in both objects, which have the same maps.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct unwind_walk));
+} unwind_walks SEC(".maps");
 
 /* x86-64 register DWARF number @reg of @regs (UNWIND_CFA_REG). */
 static __always_inline bool unwind_reg(struct pt_regs *regs, __u32 reg, __u64 *val)
@@ -184,7 +207,7 @@ static __always_inline bool unwind_push(struct unwind_walk *st, __u64 ip)
  */
 static __always_inline __u64 unwind_thread_pointer(void)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 
 #if defined(__TARGET_ARCH_arm64)
 	return BPF_CORE_READ(task, thread.uw.tp_value);
@@ -217,9 +240,8 @@ static __always_inline struct unwind_row *unwind_row_at(void **chunk, __u32 *at,
  * the walk reached it with, a third of what the walk cost to load (with
  * unwind_mapping_search() and stack_hash(), profile_sample went from
  * 129,712 instructions verified to 48,390 on 6.18, 225,826 to 88,653 on
- * 6.12, where the guest's emulated verifier took 3.3 s for it, now 1.7). Built
- * for kernels before 5.17 too, never called there: the maps it uses keep
- * their place among the legacy object's (scripts/skel-compat).
+ * 6.12, where the guest's emulated verifier took 3.3 s for it, now 1.7).
+ * Its arguments are scalars, which global functions of 5.10 may take.
  */
 __noinline long unwind_row_search(__u32 first, __u32 n, __u32 pc)
 {
@@ -248,13 +270,17 @@ __noinline long unwind_row_search(__u32 first, __u32 n, __u32 pc)
 	return r && r->pc <= pc ? lo : -1;
 }
 
-#ifndef BPFSCOPE_LEGACY
-
 /*
  * The index of @p's mapping holding @ip, by bisection of the sorted table;
- * -1 if none. Global, for what unwind_row_search() says.
+ * -1 if none. Global, for what unwind_row_search() says, where the kernel
+ * takes a pointer among a global function's arguments (5.12).
  */
-__noinline long unwind_mapping_search(const struct unwind_proc *p, __u64 ip)
+#ifdef BPFSCOPE_LEGACY
+static __always_inline
+#else
+__noinline
+#endif
+long unwind_mapping_search(const struct unwind_proc *p, __u64 ip)
 {
 	__u32 lo = 0, hi;
 
@@ -318,7 +344,7 @@ static __always_inline long unwind_stop(struct unwind_walk *st, __u64 mark)
  */
 static __always_inline bool unwind_at_stack_top(struct unwind_walk *st)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	__u64 top = BPF_CORE_READ(task, mm, start_stack);
 
 	/* start_stack is where the kernel left argc, the first stack pointer. */
@@ -354,6 +380,8 @@ static __always_inline long unwind_fp_step(struct unwind_walk *st)
 
 /* x86-64 and arm64 as Debian builds them. */
 #define UNWIND_PAGE_SHIFT 12
+
+#ifndef BPFSCOPE_LEGACY
 
 /* bpf_find_vma()'s callback: @vma's rows, if user space has seen its file. */
 static long unwind_vma_found(struct task_struct *task, struct vm_area_struct *vma, void *arg)
@@ -402,6 +430,16 @@ static __always_inline struct unwind_mapping *unwind_late_mapping(struct unwind_
 	return NULL;
 }
 
+#else
+
+/* Before 5.17 there is no bpf_find_vma(): such code is walked by frame pointers. */
+static __always_inline struct unwind_mapping *unwind_late_mapping(struct unwind_walk *st)
+{
+	return NULL;
+}
+
+#endif
+
 /*
  * The frame just pushed, in mapping @m: as file and offset, so that it is
  * named even if its process exits before its maps are read, or maps other
@@ -420,18 +458,17 @@ static __always_inline void unwind_file_frame(struct unwind_walk *st,
 			    ((st->ip - m->start + m->off) & ((1ULL << UNWIND_FILE_OFF_BITS) - 1));
 }
 
-/* Mapped since its maps were read (dlopen): have them read again, once. */
-static __always_inline void unwind_ask(struct unwind_walk *st)
+/* Code @k (entry @p) mapped since its maps were read (dlopen): have them read again, once. */
+static __always_inline void unwind_ask(struct unwind_proc *p, struct unwind_counts *c,
+				       const struct proc_key *k)
 {
-	struct unwind_proc *p = st->proc;
-
 	/* Not read yet: its first count announces it. */
 	if (!p)
 		return;
-	st->counts->unmapped++;
+	c->unmapped++;
 	if (!p->asked) {
 		p->asked = 1;
-		proc_announce(&st->key, PROC_MAPS_CHANGED);
+		proc_announce(k, PROC_MAPS_CHANGED);
 	}
 }
 
@@ -616,7 +653,7 @@ static long unwind_step(__u32 i, void *arg)
 	}
 	m = unwind_find_mapping(st->proc, st->ip);
 	if (!m) {
-		unwind_ask(st);
+		unwind_ask(st->proc, st->counts, &st->key);
 		m = unwind_late_mapping(st);
 		/*
 		 * A frame pointer chain that leads out of all code the process
@@ -770,6 +807,90 @@ static long unwind_step(__u32 i, void *arg)
 	return 0;
 }
 
+#ifdef BPFSCOPE_LEGACY
+
+/* The user code segment, which 64-bit user registers hold (x86-64). */
+#define UNWIND_USER_CS 0x33
+
+/*
+ * The current task's user registers before 5.15, which has no
+ * bpf_task_pt_regs(): as task_pt_regs() finds them, at the top of its
+ * kernel stack (THREAD_SIZE, 16 KiB on both arches unless KASAN doubles
+ * it); x86-64 with FRED keeps 16 bytes above them, which the user code
+ * segment they hold tells. NULL if neither place holds them (a kernel
+ * thread, KASAN): the walk is then the kernel's.
+ */
+static __always_inline struct pt_regs *unwind_user_regs(void)
+{
+	__u64 top = (__u64)BPF_CORE_READ(current_task(), stack) + 16384 -
+		    bpf_core_type_size(struct pt_regs);
+	struct pt_regs *regs = (struct pt_regs *)top;
+
+#if defined(__TARGET_ARCH_x86)
+	if ((__u16)BPF_CORE_READ(regs, cs) == UNWIND_USER_CS)
+		return regs;
+	regs = (struct pt_regs *)(top - 16);
+	if ((__u16)BPF_CORE_READ(regs, cs) == UNWIND_USER_CS)
+		return regs;
+	return NULL;
+#else
+	/* EL0, the mode user code runs in, and a stack. */
+	if ((BPF_CORE_READ(regs, pstate) & 0xf) || !BPF_CORE_READ(regs, sp))
+		return NULL;
+	return regs;
+#endif
+}
+
+#else
+
+static __always_inline struct pt_regs *unwind_user_regs(void)
+{
+	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+}
+
+#endif
+
+/*
+ * Process @k's entry, if its maps were read for this program image. Made
+ * from /proc (for -p, before tracing), which tells neither exec count nor
+ * start in nanoseconds, the first walk binds it to its image; an entry of
+ * an earlier image (just exec'd, not read yet) is none: the walk has only
+ * what the kernel says of the first frame's mapping.
+ */
+static __always_inline struct unwind_proc *unwind_proc_of(const struct proc_key *k)
+{
+	__u32 tgid = k->tgid;
+	struct unwind_proc *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
+
+	if (p && p->exec_id == UNWIND_EXEC_ANY) {
+		p->start_ns = k->start_ns;
+		p->exec_id = k->exec_id;
+	}
+	if (p && (p->exec_id != k->exec_id || p->start_ns != k->start_ns))
+		return NULL;
+	return p;
+}
+
+/* @st at the first frame, of process @k, whose user registers are @regs. */
+static __always_inline void unwind_begin(struct unwind_walk *st, struct pt_regs *regs,
+					 const struct proc_key *k)
+{
+	st->ip = PT_REGS_IP_CORE(regs);
+	st->sp = PT_REGS_SP_CORE(regs);
+	st->fp = PT_REGS_FP_CORE(regs);
+#if defined(__TARGET_ARCH_arm64)
+	st->ra = BPF_CORE_READ(regs, regs[30]);
+	st->g = BPF_CORE_READ(regs, regs[28]);
+#endif
+	st->exact = 1;
+#if defined(__TARGET_ARCH_x86)
+	st->regs = regs;
+#endif
+	st->key = *k;
+}
+
+#ifndef BPFSCOPE_LEGACY
+
 /*
  * Walks the current task's user stack into @t with the tables of process
  * @k, from registers @regs (its user registers). The depth, or -1 when the
@@ -779,42 +900,15 @@ static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_k
 				       struct stack_trace *t)
 {
 	struct unwind_walk st = {};
-	struct unwind_proc *p;
-	__u32 tgid = k->tgid, zero = 0;
+	__u32 zero = 0;
 
-	p = bpf_map_lookup_elem(&unwind_procs, &tgid);
-	/*
-	 * Made from /proc (for -p, before tracing), which tells neither exec
-	 * count nor start in nanoseconds: the first walk binds it to its image.
-	 */
-	if (p && p->exec_id == UNWIND_EXEC_ANY) {
-		p->start_ns = k->start_ns;
-		p->exec_id = k->exec_id;
-	}
-	/*
-	 * Not read yet (just exec'd, or an earlier image's): the walk has only
-	 * what the kernel says of the first frame's mapping.
-	 */
-	if (p && (p->exec_id != k->exec_id || p->start_ns != k->start_ns))
-		p = NULL;
-	st.ip = PT_REGS_IP_CORE(regs);
-	st.sp = PT_REGS_SP_CORE(regs);
-	st.fp = PT_REGS_FP_CORE(regs);
-#if defined(__TARGET_ARCH_arm64)
-	st.ra = BPF_CORE_READ(regs, regs[30]);
-	st.g = BPF_CORE_READ(regs, regs[28]);
-#endif
-	st.exact = 1;
-#if defined(__TARGET_ARCH_x86)
-	st.regs = regs;
-#endif
+	unwind_begin(&st, regs, k);
 	st.trace = t;
 	st.sps = bpf_map_lookup_elem(&unwind_sps, &zero);
 	st.counts = bpf_map_lookup_elem(&unwind_counters, &zero);
 	if (!st.counts)
 		return 0;
-	st.proc = p;
-	st.key = *k;
+	st.proc = unwind_proc_of(k);
 	py_start(k);
 	if (!st.ip)
 		return 0;
@@ -823,8 +917,8 @@ static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_k
 	 * binary the kernel cannot place: its walk names the frames by
 	 * build-id, rather than this walk leave them unknown.
 	 */
-	if (!unwind_find_mapping(p, st.ip)) {
-		unwind_ask(&st);
+	if (!unwind_find_mapping(st.proc, st.ip)) {
+		unwind_ask(st.proc, st.counts, k);
 		if (!unwind_late_mapping(&st))
 			return -1;
 	}
@@ -896,19 +990,67 @@ static __always_inline int unwind_by_build_id(void *ctx, struct stack_trace *t)
 #else /* BPFSCOPE_LEGACY */
 
 /*
- * Kernels before 5.17 have neither bpf_loop nor bpf_find_vma, and those
- * before 5.13 refuse a program that holds a callback at all: the legacy
- * BPF side leaves user stacks to the kernel's frame-pointer walk.
+ * One step of the walk before 5.17, which has no bpf_loop: a global
+ * function, which the verifier checks once, with what the steps before
+ * left in this CPU's unwind_walks, rather than again for each frame. Its
+ * pointers are looked up again (a map cannot keep them); a process entry
+ * replaced meanwhile is of the same process. 1 when the walk is done.
+ */
+__noinline int unwind_step_kept(__u32 i)
+{
+	struct unwind_walk st, *kept;
+	__u32 zero = 0;
+	long done;
+
+	kept = bpf_map_lookup_elem(&unwind_walks, &zero);
+	if (!kept)
+		return 1;
+	__builtin_memcpy(&st, kept, UNWIND_WALK_KEPT);
+	st.trace = bpf_map_lookup_elem(&stack_scratch, &zero);
+	st.sps = bpf_map_lookup_elem(&unwind_sps, &zero);
+	st.counts = bpf_map_lookup_elem(&unwind_counters, &zero);
+	if (!st.trace || !st.counts)
+		return 1;
+	st.proc = st.has_proc ? bpf_map_lookup_elem(&unwind_procs, &st.key.tgid) : NULL;
+	done = unwind_step(i, &st);
+	__builtin_memcpy(kept, &st, UNWIND_WALK_KEPT);
+	return done;
+}
+
+/*
+ * unwind_user() before 5.17: the same steps, in a loop the verifier
+ * follows once per frame, each step a call it has checked once. @t must
+ * be this CPU's stack_scratch, where the steps write.
  */
 static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_key *k,
 				       struct stack_trace *t)
 {
-	return -1;
-}
+	struct unwind_counts *counts;
+	struct unwind_walk *st;
+	struct unwind_proc *p;
+	__u32 zero = 0;
 
-static __always_inline int unwind_by_build_id(void *ctx, struct stack_trace *t)
-{
-	return 0;
+	st = bpf_map_lookup_elem(&unwind_walks, &zero);
+	counts = bpf_map_lookup_elem(&unwind_counters, &zero);
+	if (!st || !counts)
+		return 0;
+	__builtin_memset(st, 0, UNWIND_WALK_KEPT);
+	unwind_begin(st, regs, k);
+	if (!st->ip)
+		return 0;
+	p = unwind_proc_of(k);
+	/* Not read yet, or since mapped: the kernel's walk, named as it can be. */
+	if (!unwind_find_mapping(p, st->ip)) {
+		unwind_ask(p, counts, k);
+		return -1;
+	}
+	st->has_proc = 1;
+	for (__u32 i = 0; i < STACK_MAX_DEPTH + 1; i++) {
+		if (unwind_step_kept(i))
+			break;
+	}
+	counts->cfi++;
+	return st->n;
 }
 
 #endif /* BPFSCOPE_LEGACY */

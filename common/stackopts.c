@@ -25,8 +25,8 @@ static const struct argp_option options[] = {
 	{ "svg", KEY_SVG, "FILE", 0, "Also write an interactive flame graph to FILE" },
 	{ "pprof", KEY_PPROF, "FILE", 0, "Also write a gzipped pprof profile to FILE" },
 	{ "unwind", KEY_UNWIND, "METHOD", 0,
-	  "Walk user stacks by auto (call-frame information where the kernel can, the "
-	  "default), dwarf (call-frame information) or fp (frame pointers only)" },
+	  "Walk user stacks by auto (call-frame information where binaries have it, the "
+	  "default), dwarf (the same) or fp (frame pointers only)" },
 	{ "unwind-memory", KEY_UNWIND_MEMORY, "MB", 0,
 	  "Kernel memory for the unwind tables of binaries and processes (default 32)" },
 	{ "pprof-dir", KEY_PPROF_DIR, "DIR", 0,

@@ -111,13 +111,6 @@ enum unwind_method unwind__parse_method(struct argp_state *state, const char *ar
 	return UNWIND_AUTO;
 }
 
-/* Can this kernel run the walker: bpf_loop (5.17) and bpf_task_pt_regs (5.15)? */
-static bool kernel_can(void)
-{
-	return probe__bpf_loop() &&
-	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_task_pt_regs, NULL) == 1;
-}
-
 /* Build-ids the map holds: a host with more distinct binaries in its stacks is rare. */
 #define UNWIND_BUILD_IDS 16384
 
@@ -125,14 +118,9 @@ int unwind__configure(const struct unwind_opts *o, const struct unwind_bpf *m, b
 {
 	struct bpf_map *rows = m->rows, *procs = m->procs;
 	size_t budget = (size_t)o->memory_mb << 20, proc_bytes, nrows, chunks;
-	bool cfi = o->method != UNWIND_FP && kernel_can();
+	bool cfi = o->method != UNWIND_FP;
 	unsigned int processes = one_process ? 64 : 1024;
 
-	if (o->method == UNWIND_DWARF && !cfi) {
-		pr_err("--unwind=dwarf: this kernel cannot walk stacks with CFI in BPF (it needs "
-		       "bpf_loop, Linux 5.17, and bpf_task_pt_regs, 5.15); use --unwind=fp");
-		return -ENOTSUP;
-	}
 	/* Attached by unwinder__new(), the tables ready. */
 	bpf_program__set_autoload(m->on_exec, cfi && !one_process);
 	bpf_program__set_autoattach(m->on_exec, false);
@@ -140,8 +128,7 @@ int unwind__configure(const struct unwind_opts *o, const struct unwind_bpf *m, b
 				  cfi && probe__tracepoint("mmap", "vm_unmapped_area"));
 	bpf_program__set_autoattach(m->on_new_area, false);
 	if (!cfi) {
-		pr_debug("user stacks: frame pointers (%s)", o->method == UNWIND_FP ? "--unwind=fp" :
-			 "this kernel has no bpf_loop, Linux 5.17");
+		pr_debug("user stacks: frame pointers (--unwind=fp)");
 		bpf_map__set_max_entries(rows, 1);
 		bpf_map__set_max_entries(procs, 1);
 		bpf_map__set_max_entries(m->build_ids, 1);
@@ -162,11 +149,13 @@ int unwind__configure(const struct unwind_opts *o, const struct unwind_bpf *m, b
 		processes = 1;
 	bpf_map__set_max_entries(rows, chunks);
 	bpf_map__set_max_entries(procs, processes);
-	bpf_map__set_max_entries(m->py_procs, processes);
+	/* The legacy walk (before 5.17) merges no Python frames: that takes bpf_loop. */
+	bpf_map__set_max_entries(m->py_procs, tool__legacy_bpf() ? 1 : processes);
 	bpf_map__set_max_entries(m->build_ids, UNWIND_BUILD_IDS);
 	bpf_map__set_max_entries(m->files, UNWIND_BUILD_IDS);
 	pr_debug("user stacks: CFI (.eh_frame), frame pointers where there is none; room for "
-		 "%zu rows and %u processes in %lu MiB", nrows, processes, o->memory_mb);
+		 "%zu rows and %u processes in %lu MiB%s", nrows, processes, o->memory_mb,
+		 tool__legacy_bpf() ? "; no Python frames before Linux 5.17" : "");
 	if (!bpf_program__autoload(m->on_new_area))
 		pr_debug("no mmap:vm_unmapped_area tracepoint: a library unloaded while traced "
 			 "and another loaded at its address are walked and named as the first");
@@ -729,7 +718,7 @@ struct unwinder *unwinder__new(struct syms *syms, const struct unwind_bpf *m)
 	u->procs_fd = bpf_map__fd(procs);
 	u->build_ids_fd = bpf_map__fd(m->build_ids);
 	u->files_fd = bpf_map__fd(m->files);
-	u->runtimes.py_procs_fd = bpf_map__fd(m->py_procs);
+	u->runtimes.py_procs_fd = tool__legacy_bpf() ? -1 : bpf_map__fd(m->py_procs);
 	u->counts_fd = bpf_map__fd(m->counts);
 	u->syms = syms;
 	syms__observe(syms, &(struct syms_observer){ on_binary, on_process, on_stale, on_forgot,

@@ -15,9 +15,9 @@ struct bpf_program;
 struct syms;
 
 enum unwind_method {
-	UNWIND_AUTO,	/* CFI where the kernel can walk it, else frame pointers */
+	UNWIND_AUTO,	/* CFI where binaries have it, else frame pointers */
 	UNWIND_FP,	/* the kernel's frame-pointer walk only */
-	UNWIND_DWARF,	/* CFI, or fail */
+	UNWIND_DWARF,	/* the same, as perf --call-graph names it: every kernel walks CFI */
 };
 
 /* What --unwind and --unwind-memory set, shared by the stack tools. */

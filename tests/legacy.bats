@@ -45,16 +45,21 @@ traced() {
 	TPID=
 }
 
-@test "legacy: profile, offcputime and offwaketime walk by frame pointers, off their legacy objects" {
+@test "legacy: profile, offcputime and offwaketime walk stacks off their legacy objects, with CFI or frame pointers" {
 	require_bpf
 	: > "$T/spin"
-	"$WL/spin" 4 > "$T/spin" &
+	"$WL/spin" 6 > "$T/spin" &
 	WPID=$!
 	wait_for_line "$T/spin" '^pid '
 	run "$BIN/profile" -v -p "$WPID" -F 99 -f 2
 	assert_success
 	assert_line --partial "profile: BPF programs for kernels before 5.17 (no bpf_loop)"
-	assert_line --partial "user stacks: frame pointers (this kernel has no bpf_loop, Linux 5.17)"
+	assert_line --partial "user stacks: CFI (.eh_frame), frame pointers where there is none"
+	assert_line --partial "; no Python frames before Linux 5.17"
+	assert_line --regexp '^spin;.*;main;spin_heavy(;.*)? [0-9]+$'
+	run "$BIN/profile" -v --unwind=fp -p "$WPID" -F 99 -f 2
+	assert_success
+	assert_line --partial "user stacks: frame pointers (--unwind=fp)"
 	assert_line --regexp '^spin;.*;main;spin_heavy(;.*)? [0-9]+$'
 	stop_bg "$WPID"
 

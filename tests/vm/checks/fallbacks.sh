@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Which path each tool takes on a test VM's kernel, by its version: before
-# 5.17 (no bpf_loop) the legacy BPF objects and frame-pointer stacks;
+# 5.17 (no bpf_loop) the legacy BPF objects, whose CFI walk is a loop of calls;
 # before 5.12 (no task storage for tracing programs) raw tracepoints with
 # threads' state in hashes by thread id; with the legacy object,
 # funclatency -F knows functions by address (it reads no attach cookie,
@@ -67,8 +67,8 @@ fi
 # offcputime: 10 sleeps of 20 ms in offcpu_sleeper(), the time they took, as
 # offcputime.sh counts them; the legacy object, and raw_tp with a hash by
 # thread id, before 5.17 and 5.12.
-# By frame pointers: the legacy object walks no CFI, and where the kernel
-# has bpf_loop offcputime.sh and unwind.sh load the CFI walk already.
+# By frame pointers: unwind.sh checks the CFI walk, the legacy objects'
+# too.
 vm_trace fbo "$WL/offcpu sleep 10 20" offcputime -v -f --unwind=fp
 # All of its time off the CPU, as the workload's clocks count it: its
 # sleeps, and any preemption in it (a starved guest's), which the stacks

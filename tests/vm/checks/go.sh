@@ -40,12 +40,6 @@ go_profile() {
 	shift 2
 	go_extra="$*"
 	go_sampled ';main[.]goHotAlpha( |;)' "$WL/go/gowork-$ver-strip" cpu 120
-	# Without bpf_loop (before 5.17) the pcsp tables cannot be walked.
-	if [ "$cell" = "profile-$ver" ] &&
-	   grep -q 'user stacks: frame pointers (this kernel has no' "$SCRATCH/go.err"; then
-		result go "$cell" n/a "$(grep 'user stacks:' "$SCRATCH/go.err" | head -n 1)"
-		return
-	fi
 	set -- $(awk -v chain="$chain" '
 		/;main\.goHotAlpha( |;)/ { all += $NF; if ($0 ~ chain) whole += $NF }
 		END { print whole + 0, all + 0 }' "$SCRATCH/go.out")
@@ -73,10 +67,6 @@ for ver in 1.19 1.24; do
 	# from runtime.mstart, where already on the thread's stack).
 	go_extra=
 	go_sampled ';runtime[.]systemstack;' "$WL/go/gowork-$ver-strip" gc 120
-	if grep -q 'user stacks: frame pointers (this kernel has no' "$SCRATCH/go.err"; then
-		result go "systemstack-$ver" n/a "$(grep 'user stacks:' "$SCRATCH/go.err" | head -n 1)"
-		continue
-	fi
 	set -- $(awk '/;runtime[.]systemstack;/ { all += $NF
 			if (/^[^;]*;runtime[.](goexit|mstart);/) whole += $NF
 			if (/^[^;]*;runtime[.]goexit;(.*;)?runtime[.]gcBgMarkWorker;runtime[.]systemstack;/) crossed += $NF }
@@ -102,10 +92,6 @@ for ver in 1.19 1.24; do
 	fi
 	go_extra=
 	go_sampled ';runtime[.]asmcgocall;' "$ld" --library-path "$WL" "$bin" c 120
-	if grep -q 'user stacks: frame pointers (this kernel has no' "$SCRATCH/go.err"; then
-		result go "cgo-$ver" n/a "$(grep 'user stacks:' "$SCRATCH/go.err" | head -n 1)"
-		continue
-	fi
 	set -- $(awk '
 		/;runtime[.]asmcgocall;/ { all += $NF
 			if ($0 ~ /^[^;]*;runtime[.]goexit;runtime[.]main;main[.]main;main[.]goLivarot;main[.]_Cfunc_livarot_outer;runtime[.]cgocall;runtime[.]asmcgocall;/)

@@ -39,11 +39,11 @@ py_run() {
 if [ ! -x "$py_root/usr/bin/python3.11" ]; then
 	result python profile fail "no CPython at $py_root"
 elif [ $py_version -lt 517 ]; then
-	# Frame pointers only: CPython's stacks end in its loop, named as such.
+	# Before 5.17 no Python frames are merged: CPython's stacks end in its loop, named as such.
 	py_run pyfp profile -f -F 99
 	n=$(awk '/;_PyEval_EvalFrameDefault( |;)/ { n += $NF } END { print n + 0 }' "$SCRATCH/pyfp.out")
 	if [ $vm_rc = 0 ] && [ -z "$(vm_leftover profile)" ] && ! grep -q '(cheeses\.py:' "$SCRATCH/pyfp.out"; then
-		result python profile n/a "no CFI walk before 5.17: no Python frames ($n samples in its loop)"
+		result python profile n/a "no Python frames merged before 5.17 (bpf_loop): $n samples in its loop"
 	else
 		result python profile fail "rc=$vm_rc $(tail -n 2 "$SCRATCH/pyfp.err") $(head -c 400 "$SCRATCH/pyfp.out")"
 	fi

@@ -84,19 +84,10 @@ else
 	result unwind profile-fp fail "$1 of $2 whole: rc=$rc $(tail -n 2 "$SCRATCH/uw.err") $(head -c 400 "$SCRATCH/uw.out")"
 fi
 
+# Every kernel walks CFI: before 5.17 (no bpf_loop), the legacy objects'
+# loop of calls.
 uw_enough nofp_leaf 2 "$WL/nofp" spin 120
-# A kernel before 5.17 (no bpf_loop) walks by frame pointers only, which
-# -O2 code has not: every other cell is n/a there, with the tool's reason.
-if grep -q 'user stacks: frame pointers (this kernel has no' "$SCRATCH/uw.err"; then
-	why=$(grep 'user stacks:' "$SCRATCH/uw.err" | head -n 1)
-	for cell in profile-cfi shared-library signal offcputime-cfi offwaketime-cfi short-lived inlined; do
-		result unwind $cell n/a "$why"
-	done
-	return 0
-fi
-if grep -q 'user stacks: frame pointers' "$SCRATCH/uw.err"; then
-	result unwind profile-cfi n/a "$(grep 'user stacks:' "$SCRATCH/uw.err" | head -n 1)"
-elif grep -q 'no mmap:vm_unmapped_area tracepoint' "$SCRATCH/uw.err"; then
+if grep -q 'no mmap:vm_unmapped_area tracepoint' "$SCRATCH/uw.err"; then
 	# Every kernel that walks CFI has it: how a library unloaded while traced is noticed.
 	result unwind profile-cfi fail "$(grep 'no mmap:' "$SCRATCH/uw.err")"
 else
