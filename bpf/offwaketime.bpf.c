@@ -81,7 +81,6 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 				     struct task_struct *next, bool btf)
 {
 	__u64 now = bpf_ktime_get_ns(), delta, woken;
-	struct offwake_key key;
 	struct blocked *b;
 	bool counted;
 
@@ -116,16 +115,19 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 	counted = offcpu_return(&b->period, next, btf);
 	woken = b->woken;
 	b->woken = 0;
-	key = b->key;
+	/*
+	 * Counted under its key where it lies, not a copy: the walk's steps,
+	 * called from here, share the stack's 512 bytes with this program.
+	 * Before the hash entry goes (kernels without task storage).
+	 */
+	if (counted && woken && offcpu_in_range(delta) &&
+	    !stack_count_add(&totals, &b->key, delta, &b->key.target_proc, &b->key.waker_proc))
+		__sync_fetch_and_add(&lost.keys, 1);
 	if (!btf) {
 		__u32 tid = TASK_FIELD(btf, next, pid);
 
 		bpf_map_delete_elem(&blocked_tid, &tid);
 	}
-	if (!counted || !woken || !offcpu_in_range(delta))
-		return 0;
-	if (!stack_count_add(&totals, &key, delta, &key.target_proc, &key.waker_proc))
-		__sync_fetch_and_add(&lost.keys, 1);
 	return 0;
 }
 

@@ -553,6 +553,18 @@ static __noinline void py_start(const struct proc_key *k)
 	s->active = 1;
 }
 
+#else
+
+/* Before 5.17 no Python frames are merged: that takes bpf_loop. */
+static __always_inline void py_start(const struct proc_key *k)
+{
+}
+
+static __always_inline int py_merge(struct stack_trace *t, int n)
+{
+	return n;
+}
+
 #endif /* BPFSCOPE_LEGACY */
 
 #endif

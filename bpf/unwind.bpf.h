@@ -118,18 +118,17 @@ struct unwind_walk {
 	__u8 exact;		/* ip is an exact address (the first frame, after a signal), not a return */
 	__u8 via_fp;		/* ip was read from a frame-pointer chain, not found by CFI */
 	__u8 done;
+	__u8 has_proc;		/* proc is the process's entry, looked up again at each step */
 #ifndef BPFSCOPE_LEGACY
 	__u8 looked_up;		/* the kernel was asked for the mapping of an address */
 	struct unwind_mapping late;	/* what it said, if the binary is known: .n rows, or none */
-#else
-	__u8 has_proc;		/* proc is the process's entry, looked up again at each step */
 #endif
 	struct proc_key key;
 	struct pt_regs *regs;	/* the first frame's registers, until its step */
 	/*
-	 * The pointers last: what comes before is all a step of the legacy
-	 * walk keeps for the next (UNWIND_WALK_KEPT), the pointers being
-	 * found again, as a map cannot hold them.
+	 * The pointers last: what comes before is all a step keeps for the
+	 * next (UNWIND_WALK_KEPT), the pointers being found again, as a map
+	 * cannot hold them.
 	 */
 	struct stack_trace *trace;
 	struct unwind_sps *sps;
@@ -145,9 +144,8 @@ struct unwind_walk {
 #define UNWIND_WALK_KEPT __builtin_offsetof(struct unwind_walk, trace)
 
 /*
- * The legacy walk's state between its steps, each a call of a global
- * function (unwind_step_kept()): sized, not typed, as its type holds
- * pointers. Declared in both objects, which have the same maps.
+ * A walk's state between its steps, each a call of a global function
+ * (unwind_step_kept()): sized, not typed, as its type holds pointers.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -624,9 +622,14 @@ static __always_inline bool unwind_go_systemstack(struct unwind_walk *st,
 	return unwind_go_return(st, r, sp);
 }
 
-static long unwind_step(__u32 i, void *arg)
+/*
+ * Frame @i of the walk: pushed, and the registers of its caller's found.
+ * 1 when the walk is done; -1 when the first frame is in no binary the
+ * tables know (not read yet, or mapped since), whose walk is better left
+ * to the kernel's, by build-id.
+ */
+static __always_inline long unwind_step(struct unwind_walk *st, __u32 i)
 {
-	struct unwind_walk *st = arg;
 	struct unwind_mapping *m;
 	struct unwind_row *r;
 	__u64 cfa, ra = 0, pc;
@@ -655,6 +658,8 @@ static long unwind_step(__u32 i, void *arg)
 	if (!m) {
 		unwind_ask(st->proc, st->counts, &st->key);
 		m = unwind_late_mapping(st);
+		if (!m && !i)
+			return -1;
 		/*
 		 * A frame pointer chain that leads out of all code the process
 		 * has mapped was no chain (code without frame pointers keeps
@@ -889,49 +894,85 @@ static __always_inline void unwind_begin(struct unwind_walk *st, struct pt_regs 
 	st->key = *k;
 }
 
-#ifndef BPFSCOPE_LEGACY
+/*
+ * One step of the walk, a global function: the verifier checks it once,
+ * with what the steps before left in this CPU's unwind_walks, rather than
+ * again for each frame and each state a program reaches the walk in (as
+ * a bpf_loop callback, and inlined, it was: offcputime's and profile's
+ * programs then took twice as long to load). Its pointers are looked up
+ * again (a map cannot keep them); a process entry replaced meanwhile is of
+ * the same process. As unwind_step() says.
+ */
+__noinline int unwind_step_kept(__u32 i)
+{
+	struct unwind_walk st, *kept;
+	__u32 zero = 0;
+	long done;
+
+	kept = bpf_map_lookup_elem(&unwind_walks, &zero);
+	if (!kept)
+		return 1;
+	__builtin_memcpy(&st, kept, UNWIND_WALK_KEPT);
+	st.trace = bpf_map_lookup_elem(&stack_scratch, &zero);
+	st.sps = bpf_map_lookup_elem(&unwind_sps, &zero);
+	st.counts = bpf_map_lookup_elem(&unwind_counters, &zero);
+	if (!st.trace || !st.counts)
+		return 1;
+	st.proc = st.has_proc ? bpf_map_lookup_elem(&unwind_procs, &st.key.tgid) : NULL;
+	done = unwind_step(&st, i);
+	__builtin_memcpy(kept, &st, UNWIND_WALK_KEPT);
+	return done;
+}
 
 /*
- * Walks the current task's user stack into @t with the tables of process
- * @k, from registers @regs (its user registers). The depth, or -1 when the
- * process has no mappings (yet), or they are not of this program image.
+ * Walks the current task's user stack into @t, this CPU's stack_scratch
+ * (where the steps write), with the tables of process @k, from registers
+ * @regs (its user registers): a loop the verifier follows once per frame,
+ * each step a call it has checked once. The depth, or -1 when the first
+ * frame is in no binary the tables know.
  */
 static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_key *k,
 				       struct stack_trace *t)
 {
-	struct unwind_walk st = {};
+	struct unwind_counts *counts;
+	struct unwind_walk *st;
 	__u32 zero = 0;
+	long done = 0;
 
-	unwind_begin(&st, regs, k);
-	st.trace = t;
-	st.sps = bpf_map_lookup_elem(&unwind_sps, &zero);
-	st.counts = bpf_map_lookup_elem(&unwind_counters, &zero);
-	if (!st.counts)
+	st = bpf_map_lookup_elem(&unwind_walks, &zero);
+	counts = bpf_map_lookup_elem(&unwind_counters, &zero);
+	if (!st || !counts)
 		return 0;
-	st.proc = unwind_proc_of(k);
+	__builtin_memset(st, 0, UNWIND_WALK_KEPT);
+	unwind_begin(st, regs, k);
+	st->has_proc = unwind_proc_of(k) != NULL;
 	py_start(k);
-	if (!st.ip)
+	if (!st->ip)
 		return 0;
-	/*
-	 * Code mapped since the maps were read, or before they were, in a
-	 * binary the kernel cannot place: its walk names the frames by
-	 * build-id, rather than this walk leave them unknown.
-	 */
-	if (!unwind_find_mapping(st.proc, st.ip)) {
-		unwind_ask(st.proc, st.counts, k);
-		if (!unwind_late_mapping(&st))
-			return -1;
-	}
 	/* One step more than there are slots: whether the stack goes on. */
-	bpf_loop(STACK_MAX_DEPTH + 1, unwind_step, &st, 0);
-	st.counts->cfi++;
-	return py_merge(t, st.n);
+	for (__u32 i = 0; i < STACK_MAX_DEPTH + 1; i++) {
+		done = unwind_step_kept(i);
+		if (done)
+			break;
+	}
+	if (done < 0)
+		return -1;
+	counts->cfi++;
+	return py_merge(t, st->n);
 }
+
+#ifndef BPFSCOPE_LEGACY
+
+/* unwind_by_build_id()'s walk: the stack, and its depth. */
+struct unwind_by_build_id {
+	struct stack_trace *trace;
+	__u32 n;
+};
 
 static long unwind_build_id_frame(__u32 i, void *arg)
 {
 	struct bpf_stack_build_id (*all)[UNWIND_BUILD_ID_SLOTS];
-	struct unwind_walk *st = arg;
+	struct unwind_by_build_id *st = arg;
 	__u32 zero = 0, *num, id = UNWIND_FILE_ID_MASK;
 	struct bpf_stack_build_id *b;
 	__u64 slot = i;
@@ -970,7 +1011,7 @@ static long unwind_build_id_frame(__u32 i, void *arg)
 static __always_inline int unwind_by_build_id(void *ctx, struct stack_trace *t)
 {
 	struct bpf_stack_build_id (*all)[UNWIND_BUILD_ID_SLOTS];
-	struct unwind_walk st = { .trace = t };
+	struct unwind_by_build_id st = { .trace = t };
 	__u32 zero = 0;
 	long n;
 
@@ -985,72 +1026,6 @@ static __always_inline int unwind_by_build_id(void *ctx, struct stack_trace *t)
 	bpf_loop(STACK_MAX_DEPTH, unwind_build_id_frame, &st, 0);
 	UNWIND_COUNT(by_build_id);
 	return st.n;
-}
-
-#else /* BPFSCOPE_LEGACY */
-
-/*
- * One step of the walk before 5.17, which has no bpf_loop: a global
- * function, which the verifier checks once, with what the steps before
- * left in this CPU's unwind_walks, rather than again for each frame. Its
- * pointers are looked up again (a map cannot keep them); a process entry
- * replaced meanwhile is of the same process. 1 when the walk is done.
- */
-__noinline int unwind_step_kept(__u32 i)
-{
-	struct unwind_walk st, *kept;
-	__u32 zero = 0;
-	long done;
-
-	kept = bpf_map_lookup_elem(&unwind_walks, &zero);
-	if (!kept)
-		return 1;
-	__builtin_memcpy(&st, kept, UNWIND_WALK_KEPT);
-	st.trace = bpf_map_lookup_elem(&stack_scratch, &zero);
-	st.sps = bpf_map_lookup_elem(&unwind_sps, &zero);
-	st.counts = bpf_map_lookup_elem(&unwind_counters, &zero);
-	if (!st.trace || !st.counts)
-		return 1;
-	st.proc = st.has_proc ? bpf_map_lookup_elem(&unwind_procs, &st.key.tgid) : NULL;
-	done = unwind_step(i, &st);
-	__builtin_memcpy(kept, &st, UNWIND_WALK_KEPT);
-	return done;
-}
-
-/*
- * unwind_user() before 5.17: the same steps, in a loop the verifier
- * follows once per frame, each step a call it has checked once. @t must
- * be this CPU's stack_scratch, where the steps write.
- */
-static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_key *k,
-				       struct stack_trace *t)
-{
-	struct unwind_counts *counts;
-	struct unwind_walk *st;
-	struct unwind_proc *p;
-	__u32 zero = 0;
-
-	st = bpf_map_lookup_elem(&unwind_walks, &zero);
-	counts = bpf_map_lookup_elem(&unwind_counters, &zero);
-	if (!st || !counts)
-		return 0;
-	__builtin_memset(st, 0, UNWIND_WALK_KEPT);
-	unwind_begin(st, regs, k);
-	if (!st->ip)
-		return 0;
-	p = unwind_proc_of(k);
-	/* Not read yet, or since mapped: the kernel's walk, named as it can be. */
-	if (!unwind_find_mapping(p, st->ip)) {
-		unwind_ask(p, counts, k);
-		return -1;
-	}
-	st->has_proc = 1;
-	for (__u32 i = 0; i < STACK_MAX_DEPTH + 1; i++) {
-		if (unwind_step_kept(i))
-			break;
-	}
-	counts->cfi++;
-	return st->n;
 }
 
 #endif /* BPFSCOPE_LEGACY */
