@@ -367,6 +367,7 @@ static __always_inline void py_replace_step(struct py_scratch *s)
 static long py_merge_step(__u32 i, void *arg)
 {
 	struct py_scratch *s = py_state();
+	struct unwind_scratch *sc;
 	struct stack_trace *in;
 	struct unwind_sps *sps;
 	__u32 zero = 0, j;
@@ -374,9 +375,10 @@ static long py_merge_step(__u32 i, void *arg)
 
 	/* The native walk's stack: bpf_loop() hands callbacks the stack's pointers only. */
 	in = bpf_map_lookup_elem(&stack_scratch, &zero);
-	sps = bpf_map_lookup_elem(&unwind_sps, &zero);
-	if (!s || !in || !sps || s->cut)
+	sc = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!s || !in || !sc || s->cut)
 		return 1;
+	sps = &sc->sps;
 	if (s->replacing) {
 		py_replace_step(s);
 		return 0;
@@ -417,17 +419,17 @@ static long py_merge_step(__u32 i, void *arg)
 /* The C stack the walk of @n frames went through, from its first frame's stack pointer. */
 static __always_inline void py_stack_bounds(struct py_scratch *s, int n)
 {
-	struct unwind_sps *sps;
+	struct unwind_scratch *sc;
 	__u32 zero = 0, last = n - 1;
 
-	sps = bpf_map_lookup_elem(&unwind_sps, &zero);
+	sc = bpf_map_lookup_elem(&unwind_scratch, &zero);
 	s->stack_lo = s->stack_hi = 0;
 	/* Tested on the register used for the load: clang may test another copy. */
 	barrier_var(last);
-	if (!sps || last >= STACK_MAX_DEPTH)
+	if (!sc || last >= STACK_MAX_DEPTH)
 		return;
-	s->stack_lo = sps->sp[0];
-	s->stack_hi = sps->sp[last];
+	s->stack_lo = sc->sps.sp[0];
+	s->stack_hi = sc->sps.sp[last];
 }
 
 static long py_count_evals(__u32 i, void *arg)

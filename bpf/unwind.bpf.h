@@ -100,13 +100,6 @@ struct unwind_sps {
 	__u64 sp[STACK_MAX_DEPTH];
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct unwind_sps);
-} unwind_sps SEC(".maps");
-
 /* Where a walk is: the registers of the frame it is in, and what it found. */
 struct unwind_walk {
 	__u64 ip, sp, fp;
@@ -144,15 +137,23 @@ struct unwind_walk {
 #define UNWIND_WALK_KEPT __builtin_offsetof(struct unwind_walk, trace)
 
 /*
- * A walk's state between its steps, each a call of a global function
- * (unwind_step_kept()): sized, not typed, as its type holds pointers.
+ * This CPU's walk: its frames' stack pointers, and its state between its
+ * steps, each a call of a global function (unwind_step_kept()). One map,
+ * as each costs the tool a file descriptor (a tool run under a low limit
+ * keeps them for binaries), and a step a lookup. Sized, not typed, as
+ * the walk's type holds pointers.
  */
+struct unwind_scratch {
+	struct unwind_sps sps;
+	struct unwind_walk walk;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(struct unwind_walk));
-} unwind_walks SEC(".maps");
+	__uint(value_size, sizeof(struct unwind_scratch));
+} unwind_scratch SEC(".maps");
 
 /* x86-64 register DWARF number @reg of @regs (UNWIND_CFA_REG). */
 static __always_inline bool unwind_reg(struct pt_regs *regs, __u32 reg, __u64 *val)
@@ -896,7 +897,7 @@ static __always_inline void unwind_begin(struct unwind_walk *st, struct pt_regs 
 
 /*
  * One step of the walk, a global function: the verifier checks it once,
- * with what the steps before left in this CPU's unwind_walks, rather than
+ * with what the steps before left in this CPU's unwind_scratch, rather than
  * again for each frame and each state a program reaches the walk in (as
  * a bpf_loop callback, and inlined, it was: offcputime's and profile's
  * programs then took twice as long to load). Its pointers are looked up
@@ -905,22 +906,23 @@ static __always_inline void unwind_begin(struct unwind_walk *st, struct pt_regs 
  */
 __noinline int unwind_step_kept(__u32 i)
 {
-	struct unwind_walk st, *kept;
+	struct unwind_scratch *sc;
+	struct unwind_walk st;
 	__u32 zero = 0;
 	long done;
 
-	kept = bpf_map_lookup_elem(&unwind_walks, &zero);
-	if (!kept)
+	sc = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!sc)
 		return 1;
-	__builtin_memcpy(&st, kept, UNWIND_WALK_KEPT);
+	__builtin_memcpy(&st, &sc->walk, UNWIND_WALK_KEPT);
 	st.trace = bpf_map_lookup_elem(&stack_scratch, &zero);
-	st.sps = bpf_map_lookup_elem(&unwind_sps, &zero);
+	st.sps = &sc->sps;
 	st.counts = bpf_map_lookup_elem(&unwind_counters, &zero);
 	if (!st.trace || !st.counts)
 		return 1;
 	st.proc = st.has_proc ? bpf_map_lookup_elem(&unwind_procs, &st.key.tgid) : NULL;
 	done = unwind_step(&st, i);
-	__builtin_memcpy(kept, &st, UNWIND_WALK_KEPT);
+	__builtin_memcpy(&sc->walk, &st, UNWIND_WALK_KEPT);
 	return done;
 }
 
@@ -935,14 +937,16 @@ static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_k
 				       struct stack_trace *t)
 {
 	struct unwind_counts *counts;
+	struct unwind_scratch *sc;
 	struct unwind_walk *st;
 	__u32 zero = 0;
 	long done = 0;
 
-	st = bpf_map_lookup_elem(&unwind_walks, &zero);
+	sc = bpf_map_lookup_elem(&unwind_scratch, &zero);
 	counts = bpf_map_lookup_elem(&unwind_counters, &zero);
-	if (!st || !counts)
+	if (!sc || !counts)
 		return 0;
+	st = &sc->walk;
 	__builtin_memset(st, 0, UNWIND_WALK_KEPT);
 	unwind_begin(st, regs, k);
 	st->has_proc = unwind_proc_of(k) != NULL;

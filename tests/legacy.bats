@@ -126,10 +126,15 @@ traced() {
 	traced runqlat -L -p @PID
 	grep -q 'raw_tp (no task storage for tracing programs, Linux 5.12)' "$T/err"
 	sleeper=$(awk '/^sleeper/ { print $2 }' "$T/work")
+	blocked=$(awk '/^sleeper/ { print $6 }' "$T/work")
 	n=$(awk -v t="$sleeper" '/^tid = / { on = ($3 == t) } on && / -> .* : [0-9]+ +\|/ { n += $5 } END { print n + 0 }' "$T/out")
 	short=$(( $(unseen_returns "$T/err") ))
-	echo "sleeper: $n wakeups of 31, $short dropped"
-	[ "$n" -ge $((31 - short)) ]
+	echo "sleeper: $n wakeups of $blocked sleeps off the CPU and its first, $short dropped"
+	# Each sleep that left the CPU, and its first wakeup, less one: a wait
+	# whose wakeup and switch in both went untraced on this development
+	# kernel, as runqlat.bats' sleeper_ok says (CI: 30 of 31 once).
+	[ "$blocked" -ge 27 ]
+	[ "$n" -ge $((blocked - short)) ]
 	[ "$n" -le 35 ]
 }
 
