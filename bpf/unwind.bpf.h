@@ -7,7 +7,7 @@
 #include "unwind.h"
 #include "python.h"
 
-/* Set by user space for --unwind=dwarf and auto (on kernels with bpf_loop). */
+/* Set by user space unless --unwind=fp. */
 const volatile bool unwind_cfi;
 
 /*

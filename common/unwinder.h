@@ -47,10 +47,9 @@ struct unwind_bpf {
 
 /*
  * Before the BPF object is loaded: decides whether user stacks are walked
- * with CFI (@o's method, and whether this kernel can: bpf_loop, 5.17),
- * and sizes the maps for it, for one process (-p) or the whole system.
- * With -v says which. Returns 1 for CFI, 0 for frame pointers, or
- * -ENOTSUP (said) when --unwind=dwarf cannot be had.
+ * with CFI (@o's method: every kernel can), and sizes the maps for it,
+ * for one process (-p) or the whole system. With -v says which. Returns 1
+ * for CFI, 0 for frame pointers.
  */
 int unwind__configure(const struct unwind_opts *o, const struct unwind_bpf *b, bool one_process);
 
