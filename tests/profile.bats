@@ -421,21 +421,23 @@ $NOROOT"
 
 @test "profile -p, offcputime -p: a process that exits while the tool loads ends it: exit 1, said" {
 	require_bpf
-	# The process is killed and reaped once the tool has begun (its -v
-	# lines start at open, before the load of its unwinder, which takes a
-	# second or more): there is nothing left to trace, and its pid could
-	# soon be another's. (Every tool checks; runqlat loads too fast to
-	# catch it here.)
+	# The tool is stopped at its first -v line, printed at open, before it
+	# loads; the process is killed and reaped meanwhile, and the tool let
+	# go: there is nothing left to trace, and its pid could soon be
+	# another's. Stopped, not raced: a load takes a tenth of a second, too
+	# short to kill in between by polling its output. (Every tool checks.)
 	for tool in profile offcputime; do
 		sleep 60 &
 		WPID=$!
-		: > "$T/err"
-		"$BIN/$tool" -v -p "$WPID" 5 > "$T/out" 2> "$T/err" &
-		TPID=$!
-		wait_for_line "$T/err" "libbpf: " 10
+		coproc TOOL { exec "$BIN/$tool" -v -p "$WPID" 5 2>&1 > "$T/out"; }
+		TPID=$TOOL_PID
+		read -r line <&"${TOOL[0]}"
+		kill -STOP "$TPID"
 		kill "$WPID"
 		wait "$WPID" || true
 		WPID=
+		kill -CONT "$TPID"
+		{ echo "$line"; cat <&"${TOOL[0]}"; } > "$T/err"
 		rc=0
 		wait "$TPID" || rc=$?
 		TPID=
