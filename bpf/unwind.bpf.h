@@ -100,48 +100,67 @@ struct unwind_sps {
 	__u64 sp[STACK_MAX_DEPTH];
 };
 
-/* Where a walk is: the registers of the frame it is in, and what it found. */
+/*
+ * How much of the stack one read takes: a read (bpf_probe_read_user())
+ * costs some 40 ns whatever its size up to this, about what the rest of a
+ * frame's step costs, where a frame needs one or two words (its return
+ * address, its caller's frame pointer) and its callers' lie just above
+ * it, frames being 16 to a few hundred bytes. What is below the word
+ * wanted, up to UNWIND_WINDOW_BELOW bytes (down to the frame's stack
+ * pointer), is read too: a frame's words are read top first.
+ */
+#define UNWIND_WINDOW		256
+#define UNWIND_WINDOW_BELOW	64
+
+/*
+ * Where a walk is: the registers of the frame it is in, and what it found.
+ * It lies in this CPU's unwind_scratch, where each step (a call of
+ * unwind_step_kept()) takes it up as the last left it: scalars only, as a
+ * map cannot keep pointers.
+ */
 struct unwind_walk {
 	__u64 ip, sp, fp;
 	__u64 ra;		/* arm64: the link register, until a frame's CFI says where it went */
 #if defined(__TARGET_ARCH_arm64)
 	__u64 g;		/* the first frame's x28, Go's g register */
 #endif
+	__u64 regs;		/* the first frame's registers (struct pt_regs *), until its step */
 	__u32 n;
 	__u8 exact;		/* ip is an exact address (the first frame, after a signal), not a return */
 	__u8 via_fp;		/* ip was read from a frame-pointer chain, not found by CFI */
 	__u8 done;
-	__u8 has_proc;		/* proc is the process's entry, looked up again at each step */
+	__u8 has_proc;		/* the process has an entry, looked up when a frame leaves @map */
+	struct proc_key key;
+	/*
+	 * The last frame's mapping, copied: most callers are in their
+	 * callee's binary, whose frames then need neither the process's
+	 * entry nor a search of its mappings.
+	 */
+	struct unwind_mapping map;
 #ifndef BPFSCOPE_LEGACY
-	__u8 looked_up;		/* the kernel was asked for the mapping of an address */
+	__u32 looked_up;	/* the kernel was asked for the mapping of an address */
 	struct unwind_mapping late;	/* what it said, if the binary is known: .n rows, or none */
 #endif
-	struct proc_key key;
-	struct pt_regs *regs;	/* the first frame's registers, until its step */
-	/*
-	 * The pointers last: what comes before is all a step keeps for the
-	 * next (UNWIND_WALK_KEPT), the pointers being found again, as a map
-	 * cannot hold them.
-	 */
-	struct stack_trace *trace;
-	struct unwind_sps *sps;
-	/*
-	 * This CPU's counts, found once: counted through this pointer, not
-	 * in the walk's own fields, whose every value the verifier would
-	 * tell apart in its steps.
-	 */
-	struct unwind_counts *counts;
-	struct unwind_proc *proc;
+	/* The stack read last: window[0, window_len) is what lies at window_lo. */
+	__u64 window_lo;
+	__u32 window_len;
+	__u8 window[UNWIND_WINDOW];
 };
 
-#define UNWIND_WALK_KEPT __builtin_offsetof(struct unwind_walk, trace)
+/* What a walk begins with: all its state but the window's bytes. */
+#define UNWIND_WALK_BEGIN __builtin_offsetof(struct unwind_walk, window)
+
+/* Where a walk writes, found again at each step. */
+struct unwind_out {
+	struct stack_trace *trace;
+	struct unwind_sps *sps;
+	struct unwind_counts *counts;	/* this CPU's */
+};
 
 /*
  * This CPU's walk: its frames' stack pointers, and its state between its
- * steps, each a call of a global function (unwind_step_kept()). One map,
- * as each costs the tool a file descriptor (a tool run under a low limit
- * keeps them for binaries), and a step a lookup. Sized, not typed, as
- * the walk's type holds pointers.
+ * steps. One map, as each costs the tool a file descriptor (a tool run
+ * under a low limit keeps them for binaries), and a step a lookup.
  */
 struct unwind_scratch {
 	struct unwind_sps sps;
@@ -151,8 +170,8 @@ struct unwind_scratch {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(struct unwind_scratch));
+	__type(key, __u32);
+	__type(value, struct unwind_scratch);
 } unwind_scratch SEC(".maps");
 
 /* x86-64 register DWARF number @reg of @regs (UNWIND_CFA_REG). */
@@ -184,18 +203,48 @@ static __always_inline bool unwind_read(__u64 *val, __u64 addr)
 	return !bpf_probe_read_user(val, sizeof(*val), (const void *)addr);
 }
 
-/* Appends @ip to the trace, if there is room. */
-static __always_inline bool unwind_push(struct unwind_walk *st, __u64 ip)
+/*
+ * The word of the user stack at @addr, through the walk's window: read
+ * again around @addr when not in it, and directly if even that fails
+ * (a window that would reach past the stack's top).
+ */
+static __always_inline bool unwind_read_stack(struct unwind_walk *st, __u64 *val, __u64 addr)
 {
-	__u32 n = st->n;
+	__u64 off = addr - st->window_lo, lo;
 
-	/* Tested on the register used for the store: clang may test another copy. */
+	if (off >= st->window_len || st->window_len - off < 8) {
+		lo = addr - st->sp <= UNWIND_WINDOW_BELOW ? st->sp : addr - UNWIND_WINDOW_BELOW;
+		if (bpf_probe_read_user(st->window, UNWIND_WINDOW, (const void *)lo)) {
+			st->window_len = 0;
+			return unwind_read(val, addr);
+		}
+		st->window_lo = lo;
+		st->window_len = UNWIND_WINDOW;
+		off = addr - lo;
+	}
+	/* Tested on the register used for the load (unwind_push() says why). */
+	barrier_var(off);
+	if (off > UNWIND_WINDOW - 8)
+		return false;
+	*val = *(__u64 *)&st->window[off];
+	return true;
+}
+
+/* Appends @ip to the trace, if there is room. */
+static __always_inline bool unwind_push(struct unwind_walk *st, struct unwind_out *out, __u64 ip)
+{
+	/*
+	 * Tested on the register used for the store: clang may test another
+	 * copy, or a 32-bit one widened again after the test.
+	 */
+	__u64 n = st->n;
+
 	barrier_var(n);
 	if (n >= STACK_MAX_DEPTH)
 		return false;
-	st->trace->ips[n] = ip;
-	if (st->sps)
-		st->sps->sp[n] = st->sp;
+	out->trace->ips[n] = ip;
+	if (out->sps)
+		out->sps->sp[n] = st->sp;
 	st->n = n + 1;
 	return true;
 }
@@ -325,12 +374,12 @@ static __always_inline struct unwind_row *unwind_find_row(__u32 first, __u32 n, 
 }
 
 /* Ends the walk, with @mark after the last frame (0: none, the stack is whole). */
-static __always_inline long unwind_stop(struct unwind_walk *st, __u64 mark)
+static __always_inline long unwind_stop(struct unwind_walk *st, struct unwind_out *out, __u64 mark)
 {
 	if (mark)
-		unwind_push(st, mark);
+		unwind_push(st, out, mark);
 	if (mark)
-		st->counts->truncated++;
+		out->counts->truncated++;
 	st->done = 1;
 	return 1;
 }
@@ -357,18 +406,18 @@ static __always_inline bool unwind_at_stack_top(struct unwind_walk *st)
  * address is in no code (unwind_step checks it): the walk ends marked
  * rather than invent frames.
  */
-static __always_inline long unwind_fp_step(struct unwind_walk *st)
+static __always_inline long unwind_fp_step(struct unwind_walk *st, struct unwind_out *out)
 {
 	__u64 fp = st->fp, next_fp, ra;
 
 	if (!fp)
-		return unwind_stop(st, unwind_at_stack_top(st) ? 0 : UNWIND_MARK_NO_CFI);
-	if (fp < st->sp || (fp & 7) || !unwind_read(&next_fp, fp) ||
-	    !unwind_read(&ra, fp + 8))
-		return unwind_stop(st, UNWIND_MARK_NO_CFI);
+		return unwind_stop(st, out, unwind_at_stack_top(st) ? 0 : UNWIND_MARK_NO_CFI);
+	if (fp < st->sp || (fp & 7) || !unwind_read_stack(st, &ra, fp + 8) ||
+	    !unwind_read_stack(st, &next_fp, fp))
+		return unwind_stop(st, out, UNWIND_MARK_NO_CFI);
 	/* A zeroed frame record ends a chain (arm64's _start leaves one). */
 	if (!ra)
-		return unwind_stop(st, 0);
+		return unwind_stop(st, out, 0);
 	st->sp = fp + 16;
 	st->fp = next_fp;
 	st->ip = UNWIND_CODE(ra);
@@ -382,10 +431,10 @@ static __always_inline long unwind_fp_step(struct unwind_walk *st)
 
 #ifndef BPFSCOPE_LEGACY
 
-/* bpf_find_vma()'s callback: @vma's rows, if user space has seen its file. */
+/* bpf_find_vma()'s callback: @vma's rows into @arg (a mapping), if user space has seen its file. */
 static long unwind_vma_found(struct task_struct *task, struct vm_area_struct *vma, void *arg)
 {
-	struct unwind_walk *st = arg;
+	struct unwind_mapping *late = arg;
 	struct unwind_file_key key = {};
 	struct unwind_file *f;
 	struct file *file;
@@ -402,13 +451,13 @@ static long unwind_vma_found(struct task_struct *task, struct vm_area_struct *vm
 	off = BPF_CORE_READ(vma, vm_pgoff) << UNWIND_PAGE_SHIFT;
 	if (off < f->seg_off || off - f->seg_off >= f->seg_size)
 		return 0;
-	st->late.start = BPF_CORE_READ(vma, vm_start);
-	st->late.end = BPF_CORE_READ(vma, vm_end);
-	st->late.bias = st->late.start - off + f->delta;
-	st->late.first = f->first;
-	st->late.n = f->n;
-	st->late.id = off >> 32 ? UNWIND_NO_FILE : f->id;
-	st->late.off = off;
+	late->start = BPF_CORE_READ(vma, vm_start);
+	late->end = BPF_CORE_READ(vma, vm_end);
+	late->bias = late->start - off + f->delta;
+	late->first = f->first;
+	late->n = f->n;
+	late->id = off >> 32 ? UNWIND_NO_FILE : f->id;
+	late->off = off;
 	return 0;
 }
 
@@ -421,8 +470,12 @@ static long unwind_vma_found(struct task_struct *task, struct vm_area_struct *vm
 static __always_inline struct unwind_mapping *unwind_late_mapping(struct unwind_walk *st)
 {
 	if (!st->looked_up) {
+		/* On the stack: a callback's argument may be nothing else. */
+		struct unwind_mapping late = {};
+
 		st->looked_up = 1;
-		bpf_find_vma(bpf_get_current_task_btf(), st->ip, unwind_vma_found, st, 0);
+		bpf_find_vma(bpf_get_current_task_btf(), st->ip, unwind_vma_found, &late, 0);
+		st->late = late;
 	}
 	if (st->late.n && st->ip >= st->late.start && st->ip < st->late.end)
 		return &st->late;
@@ -444,7 +497,7 @@ static __always_inline struct unwind_mapping *unwind_late_mapping(struct unwind_
  * named even if its process exits before its maps are read, or maps other
  * code at that address before the report.
  */
-static __always_inline void unwind_file_frame(struct unwind_walk *st,
+static __always_inline void unwind_file_frame(struct unwind_walk *st, struct unwind_out *out,
 					      const struct unwind_mapping *m)
 {
 	__u64 n = st->n - 1;
@@ -453,7 +506,7 @@ static __always_inline void unwind_file_frame(struct unwind_walk *st,
 	barrier_var(n);
 	if (n >= STACK_MAX_DEPTH || m->id > UNWIND_FILE_ID_MASK)
 		return;
-	st->trace->ips[n] = UNWIND_FILE_FRAME | (__u64)m->id << UNWIND_FILE_OFF_BITS |
+	out->trace->ips[n] = UNWIND_FILE_FRAME | (__u64)m->id << UNWIND_FILE_OFF_BITS |
 			    ((st->ip - m->start + m->off) & ((1ULL << UNWIND_FILE_OFF_BITS) - 1));
 }
 
@@ -629,7 +682,7 @@ static __always_inline bool unwind_go_systemstack(struct unwind_walk *st,
  * tables know (not read yet, or mapped since), whose walk is better left
  * to the kernel's, by build-id.
  */
-static __always_inline long unwind_step(struct unwind_walk *st, __u32 i)
+static __always_inline long unwind_step(struct unwind_walk *st, struct unwind_out *out, __u32 i)
 {
 	struct unwind_mapping *m;
 	struct unwind_row *r;
@@ -642,39 +695,51 @@ static __always_inline long unwind_step(struct unwind_walk *st, __u32 i)
 	if (st->done)
 		return 1;
 #if defined(__TARGET_ARCH_x86)
-	regs = st->regs;
-	st->regs = NULL;
+	regs = (struct pt_regs *)st->regs;
+	st->regs = 0;
 #endif
 	/*
 	 * Every slot holds a frame and there is one more: the last frame
 	 * carries a flag that says the stack went on (unwind.h).
 	 */
 	if (st->n >= STACK_MAX_DEPTH) {
-		st->trace->ips[STACK_MAX_DEPTH - 1] |= UNWIND_DEEPER;
-		st->counts->truncated++;
+		out->trace->ips[STACK_MAX_DEPTH - 1] |= UNWIND_DEEPER;
+		out->counts->truncated++;
 		st->done = 1;
 		return 1;
 	}
-	m = unwind_find_mapping(st->proc, st->ip);
-	if (!m) {
-		unwind_ask(st->proc, st->counts, &st->key);
-		m = unwind_late_mapping(st);
-		if (!m && !i)
-			return -1;
-		/*
-		 * A frame pointer chain that leads out of all code the process
-		 * has mapped was no chain (code without frame pointers keeps
-		 * anything in that register): not a frame.
-		 */
-		if (!m && st->via_fp && st->proc)
-			return unwind_stop(st, UNWIND_MARK_NO_CFI);
+	if (st->ip >= st->map.start && st->ip < st->map.end) {
+		m = &st->map;
+	} else {
+		struct unwind_proc *p = NULL;
+
+		/* An entry replaced since the walk began is of the same process. */
+		if (st->has_proc)
+			p = bpf_map_lookup_elem(&unwind_procs, &st->key.tgid);
+		m = unwind_find_mapping(p, st->ip);
+		if (m) {
+			st->map = *m;
+			m = &st->map;
+		} else {
+			unwind_ask(p, out->counts, &st->key);
+			m = unwind_late_mapping(st);
+			if (!m && !i)
+				return -1;
+			/*
+			 * A frame pointer chain that leads out of all code the
+			 * process has mapped was no chain (code without frame
+			 * pointers keeps anything in that register): not a frame.
+			 */
+			if (!m && st->via_fp && p)
+				return unwind_stop(st, out, UNWIND_MARK_NO_CFI);
+		}
 	}
-	if (!unwind_push(st, st->ip))
-		return unwind_stop(st, 0);
+	if (!unwind_push(st, out, st->ip))
+		return unwind_stop(st, out, 0);
 	st->via_fp = 0;
 	if (!m)
-		return unwind_fp_step(st);
-	unwind_file_frame(st, m);
+		return unwind_fp_step(st, out);
+	unwind_file_frame(st, out, m);
 	/* A return address is the instruction after a call, maybe in the next function. */
 	pc = st->ip - m->bias - (st->exact ? 0 : 1);
 	r = unwind_find_row(m->first, m->n, (__u32)pc);
@@ -692,7 +757,7 @@ static __always_inline long unwind_step(struct unwind_walk *st, __u32 i)
 	}
 #endif
 	if (!r || UNWIND_ROW_CFA(r) == UNWIND_NONE)
-		return unwind_fp_step(st);
+		return unwind_fp_step(st, out);
 	fp_saved = UNWIND_ROW_FP_SAVED(r);
 	switch (UNWIND_ROW_CFA(r)) {
 	case UNWIND_CFA_SP:
@@ -713,20 +778,20 @@ static __always_inline long unwind_step(struct unwind_walk *st, __u32 i)
 	 */
 	case UNWIND_CFA_SP_DEREF:
 		if (!unwind_read(&cfa, st->sp + UNWIND_DEREF_OFF(r)))
-			return unwind_stop(st, UNWIND_MARK_READ);
+			return unwind_stop(st, out, UNWIND_MARK_READ);
 		cfa += UNWIND_DEREF_ADD(r);
 		break;
 	case UNWIND_CFA_FP_DEREF:
 		/* The caller's frame pointer at fp: read after the CFA, which needs this one. */
 		if (!unwind_read(&cfa, st->fp + UNWIND_DEREF_OFF(r)) ||
 		    !unwind_read(&st->fp, st->fp))
-			return unwind_stop(st, UNWIND_MARK_READ);
+			return unwind_stop(st, out, UNWIND_MARK_READ);
 		cfa += UNWIND_DEREF_ADD(r);
 		fp_saved = false;
 		break;
 	case UNWIND_CFA_REG:
 		if (!regs || !unwind_reg(regs, UNWIND_REG_NUM(r), &cfa))
-			return unwind_stop(st, UNWIND_MARK_UNSUPPORTED);
+			return unwind_stop(st, out, UNWIND_MARK_UNSUPPORTED);
 		cfa += UNWIND_REG_OFF(r);
 		break;
 #endif
@@ -747,7 +812,7 @@ static __always_inline long unwind_step(struct unwind_walk *st, __u32 i)
 		    !unwind_read(&st->ra, st->sp + SIGFRAME_LR) ||
 #endif
 		    !unwind_read(&st->sp, st->sp + SIGFRAME_SP))
-			return unwind_stop(st, UNWIND_MARK_READ);
+			return unwind_stop(st, out, UNWIND_MARK_READ);
 		/* The interrupted instruction itself, not a return address. */
 		st->ip = ra;
 		st->exact = 1;
@@ -756,11 +821,12 @@ static __always_inline long unwind_step(struct unwind_walk *st, __u32 i)
 		cfa = st->sp + r->cfa_off;
 		if (!r->cfa_off) {
 			ra = st->ra;
-		} else if (!unwind_read(&ra, st->sp) || !unwind_read(&st->fp, st->sp - 8)) {
-			return unwind_stop(st, UNWIND_MARK_READ);
+		} else if (!unwind_read_stack(st, &st->fp, st->sp - 8) ||
+			   !unwind_read_stack(st, &ra, st->sp)) {
+			return unwind_stop(st, out, UNWIND_MARK_READ);
 		}
 		if (!ra || cfa < st->sp)
-			return unwind_stop(st, ra ? UNWIND_MARK_UNSUPPORTED : 0);
+			return unwind_stop(st, out, ra ? UNWIND_MARK_UNSUPPORTED : 0);
 		st->sp = cfa;
 		st->ip = UNWIND_CODE(ra);
 		st->exact = 0;
@@ -768,26 +834,26 @@ static __always_inline long unwind_step(struct unwind_walk *st, __u32 i)
 	case UNWIND_CFA_GO_CGOCALL:
 		/* Stopped in it, the stack may not be switched yet (or back). */
 		if (st->exact || !unwind_go_cgocall(st, r))
-			return unwind_fp_step(st);
+			return unwind_fp_step(st, out);
 		return 0;
 	case UNWIND_CFA_GO_MCALL:
 		if (st->exact)
-			return unwind_fp_step(st);
+			return unwind_fp_step(st, out);
 		switch (unwind_go_mcall(st, r)) {
 		case 1:
 			return 0;
 		case -1:
-			return unwind_stop(st, UNWIND_MARK_GO_RESUMED);
+			return unwind_stop(st, out, UNWIND_MARK_GO_RESUMED);
 		}
-		return unwind_fp_step(st);
+		return unwind_fp_step(st, out);
 	case UNWIND_CFA_GO_SYSTEMSTACK:
 		if (st->exact || !unwind_go_systemstack(st, r))
-			return unwind_fp_step(st);
+			return unwind_fp_step(st, out);
 		return 0;
 	case UNWIND_END:
-		return unwind_stop(st, 0);
+		return unwind_stop(st, out, 0);
 	default:
-		return unwind_stop(st, UNWIND_MARK_UNSUPPORTED);
+		return unwind_stop(st, out, UNWIND_MARK_UNSUPPORTED);
 	}
 	/*
 	 * The caller's frame is above this one, or the table is not this
@@ -795,18 +861,18 @@ static __always_inline long unwind_step(struct unwind_walk *st, __u32 i)
 	 * the link register (an arm64 function that has not saved it yet).
 	 */
 	if (cfa < st->sp || (cfa == st->sp && UNWIND_ROW_RA_SLOT(r)))
-		return unwind_stop(st, UNWIND_MARK_UNSUPPORTED);
+		return unwind_stop(st, out, UNWIND_MARK_UNSUPPORTED);
 	if (UNWIND_ROW_RA_SLOT(r)) {
-		if (!unwind_read(&ra, cfa + UNWIND_ROW_RA_OFF(r)))
-			return unwind_stop(st, UNWIND_MARK_READ);
+		if (!unwind_read_stack(st, &ra, cfa + UNWIND_ROW_RA_OFF(r)))
+			return unwind_stop(st, out, UNWIND_MARK_READ);
 	} else {
 		ra = st->ra;	/* still in the link register, once */
 		st->ra = 0;
 	}
-	if (fp_saved && !unwind_read(&st->fp, cfa + UNWIND_ROW_FP_OFF(r)))
-		return unwind_stop(st, UNWIND_MARK_READ);
+	if (fp_saved && !unwind_read_stack(st, &st->fp, cfa + UNWIND_ROW_FP_OFF(r)))
+		return unwind_stop(st, out, UNWIND_MARK_READ);
 	if (!ra)
-		return unwind_stop(st, 0);
+		return unwind_stop(st, out, 0);
 	st->sp = cfa;
 	st->ip = UNWIND_CODE(ra);
 	st->exact = 0;
@@ -890,7 +956,7 @@ static __always_inline void unwind_begin(struct unwind_walk *st, struct pt_regs 
 #endif
 	st->exact = 1;
 #if defined(__TARGET_ARCH_x86)
-	st->regs = regs;
+	st->regs = (__u64)regs;
 #endif
 	st->key = *k;
 }
@@ -900,30 +966,21 @@ static __always_inline void unwind_begin(struct unwind_walk *st, struct pt_regs 
  * with what the steps before left in this CPU's unwind_scratch, rather than
  * again for each frame and each state a program reaches the walk in (as
  * a bpf_loop callback, and inlined, it was: offcputime's and profile's
- * programs then took twice as long to load). Its pointers are looked up
- * again (a map cannot keep them); a process entry replaced meanwhile is of
- * the same process. As unwind_step() says.
+ * programs then took twice as long to load). As unwind_step() says.
  */
 __noinline int unwind_step_kept(__u32 i)
 {
 	struct unwind_scratch *sc;
-	struct unwind_walk st;
+	struct unwind_out out;
 	__u32 zero = 0;
-	long done;
 
 	sc = bpf_map_lookup_elem(&unwind_scratch, &zero);
-	if (!sc)
+	out.trace = bpf_map_lookup_elem(&stack_scratch, &zero);
+	out.counts = bpf_map_lookup_elem(&unwind_counters, &zero);
+	if (!sc || !out.trace || !out.counts)
 		return 1;
-	__builtin_memcpy(&st, &sc->walk, UNWIND_WALK_KEPT);
-	st.trace = bpf_map_lookup_elem(&stack_scratch, &zero);
-	st.sps = &sc->sps;
-	st.counts = bpf_map_lookup_elem(&unwind_counters, &zero);
-	if (!st.trace || !st.counts)
-		return 1;
-	st.proc = st.has_proc ? bpf_map_lookup_elem(&unwind_procs, &st.key.tgid) : NULL;
-	done = unwind_step(&st, i);
-	__builtin_memcpy(&sc->walk, &st, UNWIND_WALK_KEPT);
-	return done;
+	out.sps = &sc->sps;
+	return unwind_step(&sc->walk, &out, i);
 }
 
 /*
@@ -947,7 +1004,7 @@ static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_k
 	if (!sc || !counts)
 		return 0;
 	st = &sc->walk;
-	__builtin_memset(st, 0, UNWIND_WALK_KEPT);
+	__builtin_memset(st, 0, UNWIND_WALK_BEGIN);
 	unwind_begin(st, regs, k);
 	st->has_proc = unwind_proc_of(k) != NULL;
 	py_start(k);
