@@ -32,13 +32,13 @@ struct syms *syms__new(void)
 	}
 	/*
 	 * A descriptor per binary until the report reads it: as many as the
-	 * limit allows with room for the tool's own, then binaries are read
-	 * as they come and closed.
+	 * limit allows with room for the tool's own (syms__can_hold()), then
+	 * binaries are read as they come and closed.
 	 */
 	limit = procfile__raise_nofile();
-	s->fd_budget = limit > 512 ? limit - 256 : limit / 2;
-	if (s->fd_budget > 65536)
-		s->fd_budget = 65536;
+	s->fd_spare = limit / 8 < 4 ? 4 : limit / 8 > 256 ? 256 : limit / 8;
+	s->fd_ceiling = limit > s->fd_spare ? limit - s->fd_spare : 0;
+	s->fd_budget = s->fd_ceiling < 65536 ? s->fd_ceiling : 65536;
 	s->ticks_per_sec = sysconf(_SC_CLK_TCK);
 	if (s->ticks_per_sec <= 0)
 		s->ticks_per_sec = 100;

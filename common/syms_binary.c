@@ -50,15 +50,14 @@ static void release_fd(struct syms *s, struct binary *b)
  */
 static void open_inlines(struct syms *s, struct binary *b, int fd)
 {
-	int copy;
+	int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 
-	if (s->open_fds >= s->fd_budget) {
+	if (copy < 0 || !syms__can_hold(s, copy)) {
 		pr_debug("%s: inlined calls not named: out of descriptors", b->path);
+		if (copy >= 0)
+			close(copy);
 		return;
 	}
-	copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (copy < 0)
-		return;
 	b->inlines = inlines__open(copy, b->root ? b->root->fd : -1, !s->raw_names);
 	s->open_fds += !!b->inlines;
 }
@@ -330,6 +329,7 @@ struct binary *binary__get(struct syms *s, int fd, const struct stat *st,
 	unsigned int h = binary_hash(st);
 	struct binary *b = binary__find(s, st);
 	char *copy;
+	bool hold;
 
 	if (b) {
 		/* What the observer let go of, shown again through this process's file. */
@@ -366,8 +366,10 @@ struct binary *binary__get(struct syms *s, int fd, const struct stat *st,
 	s->binaries[h] = b;
 	number(s, b);
 	observe_binary(s, b);
+	hold = syms__can_hold(s, fd);
+	s->open_fds++;
 	/* Out of descriptors to hold: read it now and let this one go. */
-	if (++s->open_fds > s->fd_budget)
+	if (!hold)
 		binary__load(s, b);
 	return b;
 }

@@ -123,6 +123,7 @@ struct syms {
 	bool vdso_tried;
 	struct debuginfo *debuginfo;
 	size_t open_fds, fd_budget;
+	unsigned long fd_ceiling, fd_spare;	/* syms__can_hold() */
 	long ticks_per_sec;
 	struct losses lost;
 	struct syms_observer observer;	/* .binary NULL: nobody */
@@ -141,6 +142,17 @@ struct syms {
 };
 
 /* syms_binary.c: binaries, each read once. */
+
+/*
+ * May @s keep @fd, just opened, until the report? The limit counts the
+ * tool's own descriptors too (BPF objects, perf events, outputs), which
+ * the number of a new one tells, as the kernel hands out the lowest free:
+ * fd_spare of them are left for what the tool opens later.
+ */
+static inline bool syms__can_hold(const struct syms *s, int fd)
+{
+	return s->open_fds < s->fd_budget && (unsigned long)fd < s->fd_ceiling;
+}
 
 /* The binary behind @fd (stat @st), shared by (device, inode); takes @fd. */
 struct binary *binary__get(struct syms *s, int fd, const struct stat *st,
