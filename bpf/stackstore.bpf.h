@@ -185,12 +185,18 @@ static __always_inline __u64 stack_take_user(void *ctx, const struct proc_key *k
 			return STACK_LOST;
 		/* Its user registers, saved where it entered the kernel (or was interrupted). */
 		regs = unwind_user_regs();
-		if (!regs)
+		if (!regs) {
+			/* A kernel thread has none to find. */
+			if (BPF_CORE_READ(current_task(), mm))
+				UNWIND_COUNT(no_regs);
 			return stack_take(ctx, BPF_F_USER_STACK);
+		}
 		n = unwind_user(regs, k, t);
 #ifdef BPFSCOPE_LEGACY
-		if (n < 0)
+		if (n < 0) {
+			UNWIND_COUNT(fp);
 			return stack_take(ctx, BPF_F_USER_STACK);
+		}
 #else
 		if (n < 0)
 			n = unwind_by_build_id(ctx, t);

@@ -7,8 +7,8 @@
 #include "unwind.h"
 #include "python.h"
 
-/* Set by user space unless --unwind=fp. */
-const volatile bool unwind_cfi;
+/* Set by user space unless --unwind=fp: UNWIND_CFI_*. */
+const volatile __u32 unwind_cfi;
 
 /*
  * Every binary's rows, one range each, in chunks of UNWIND_CHUNK_ROWS that
@@ -898,6 +898,8 @@ static __always_inline struct pt_regs *unwind_user_regs(void)
 		    bpf_core_type_size(struct pt_regs);
 	struct pt_regs *regs = (struct pt_regs *)top;
 
+	if (unwind_cfi & UNWIND_CFI_NO_REGS)
+		return NULL;
 #if defined(__TARGET_ARCH_x86)
 	if ((__u16)BPF_CORE_READ(regs, cs) == UNWIND_USER_CS)
 		return regs;

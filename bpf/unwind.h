@@ -224,6 +224,7 @@ struct unwind_build_id {
 struct unwind_counts {
 	__u64 cfi;		/* stacks walked with the tables (frame pointers where they had none) */
 	__u64 fp;		/* by the kernel's frame-pointer walk: no table for the process (yet) */
+	__u64 no_regs;		/* by the kernel's frame-pointer walk: the user registers not found */
 	__u64 truncated;	/* ended by a mark: no CFI nor frame pointers, unsupported, unreadable */
 	__u64 unmapped;		/* frames outside every mapping user space knew of */
 	__u64 by_build_id;	/* stacks of processes without mappings (yet): by build-id */
@@ -231,6 +232,13 @@ struct unwind_counts {
 	__u64 py_unknown;	/* Python frames whose code object could not be read */
 	__u64 py_no_thread;	/* stacks in the interpreter loop without a thread state found */
 };
+
+/*
+ * unwind_cfi: CFI at all, and, for tests (BPFSCOPE_DISABLE=user_regs), a
+ * kernel whose user registers the legacy walk does not find.
+ */
+#define UNWIND_CFI_ON		1
+#define UNWIND_CFI_NO_REGS	2
 
 /* Pseudo return addresses that end a stack the unwinder could not finish. */
 #define UNWIND_MARK_NO_CFI	0xfffffffffffffff1ULL	/* no CFI and no frame pointer chain */

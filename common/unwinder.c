@@ -159,7 +159,8 @@ int unwind__configure(const struct unwind_opts *o, const struct unwind_bpf *m, b
 	if (!bpf_program__autoload(m->on_new_area))
 		pr_debug("no mmap:vm_unmapped_area tracepoint: a library unloaded while traced "
 			 "and another loaded at its address are walked and named as the first");
-	return 1;
+	/* For tests: the legacy walk's hand-found registers, as if not found. */
+	return UNWIND_CFI_ON | (probe__disabled("user_regs") ? UNWIND_CFI_NO_REGS : 0);
 }
 
 /*
@@ -765,6 +766,7 @@ static void read_counts(const struct unwinder *u, struct unwind_counts *sum)
 	for (int i = 0; i < ncpus; i++) {
 		sum->cfi += per[i].cfi;
 		sum->fp += per[i].fp;
+		sum->no_regs += per[i].no_regs;
 		sum->truncated += per[i].truncated;
 		sum->unmapped += per[i].unmapped;
 		sum->by_build_id += per[i].by_build_id;
@@ -783,12 +785,13 @@ void unwinder__warn_losses(const struct unwinder *u)
 		return;
 	read_counts(u, c);
 	pr_debug("user stacks: %llu walked with CFI, %llu by frame pointers and build-id before "
-		 "their process's mappings were read, %llu cut short; %llu binaries (%llu with CFI, "
+		 "their process's mappings were read (%llu without build-ids, before Linux 5.17), "
+		 "%llu cut short; %llu binaries (%llu with CFI, "
 		 "%zu rows, %llu of them with rules it does not follow, where stacks end marked), "
 		 "%llu processes; %llu interpreter loop frames in Python's, %llu Python frames "
 		 "unknown, %llu stacks in Python without its thread state",
 		 (unsigned long long)c->cfi,
-		 (unsigned long long)c->by_build_id,
+		 (unsigned long long)c->by_build_id, (unsigned long long)c->fp,
 		 (unsigned long long)c->truncated, u->binaries, u->with_cfi, rowstore__used(u->rows),
 		 u->unsupported, u->processes, (unsigned long long)c->py_loops,
 		 (unsigned long long)c->py_unknown, (unsigned long long)c->py_no_thread);
@@ -797,6 +800,11 @@ void unwinder__warn_losses(const struct unwinder *u)
 		 rowstore__chunks(u->rows), UNWIND_CHUNK_ROWS,
 		 rowstore__chunks(u->rows) * UNWIND_CHUNK_ROWS * sizeof(struct unwind_row) >> 10,
 		 u->reuse.released, u->reuse.remade);
+	if (c->no_regs)
+		pr_warn("%llu user stacks were walked by frame pointers: the tool did not find their "
+			"user registers where it looks on kernels before 5.15 (the top of the task's "
+			"kernel stack; a kernel built with KASAN keeps them elsewhere)",
+			(unsigned long long)c->no_regs);
 	if (u->lost.no_room)
 		pr_warn("%llu binaries' unwind tables did not fit (%zu of %zu rows in use): their "
 			"frames were walked by frame pointers; raise --unwind-memory",

@@ -48,7 +48,7 @@ traced() {
 @test "legacy: profile, offcputime and offwaketime walk stacks off their legacy objects, with CFI or frame pointers" {
 	require_bpf
 	: > "$T/spin"
-	"$WL/spin" 6 > "$T/spin" &
+	"$WL/spin" 10 > "$T/spin" &
 	WPID=$!
 	wait_for_line "$T/spin" '^pid '
 	run "$BIN/profile" -v -p "$WPID" -F 99 -f 2
@@ -61,6 +61,15 @@ traced() {
 	assert_success
 	assert_line --partial "user stacks: frame pointers (--unwind=fp)"
 	assert_line --regexp '^spin;.*;main;spin_heavy(;.*)? [0-9]+$'
+	# A kernel keeping the user registers where the legacy walk does not
+	# look (KASAN's larger stacks): the kernel's walk, counted and said.
+	BPFSCOPE_DISABLE=$BPFSCOPE_DISABLE,user_regs run "$BIN/profile" -p "$WPID" -F 99 -f 2
+	assert_success
+	assert_line --regexp '^spin;.*;main;spin_heavy(;.*)? [0-9]+$'
+	n=$(sed -n 's/^profile: \([0-9]*\) user stacks were walked by frame pointers: the tool did not find their user registers .*KASAN.*/\1/p' <<<"$output")
+	samples=$(awk '/^spin;/ { n += $NF } END { print n + 0 }' <<<"$output")
+	echo "$n stacks said walked by frame pointers, $samples samples"
+	[ -n "$n" ] && [ "$n" -ge "$samples" ] && [ "$samples" -ge 50 ]
 	stop_bg "$WPID"
 
 	gated "$WL/offcpu" sleep 10 20
