@@ -6,6 +6,14 @@
 #include <bpf/bpf_core_read.h>
 
 #include "common.bpf.h"
+
+const volatile bool filter_cgroup;
+const volatile __u64 cgroup_id;
+const volatile int cgroup_level;
+
+/* --cgroup: the processes that exec elsewhere are not read. */
+#define STACK_EXEC_WANTED(t) (!filter_cgroup || task_in_cgroup(t, cgroup_id, cgroup_level))
+
 #include "stackstore.bpf.h"
 #include "profile.h"
 
@@ -14,9 +22,6 @@ const volatile pid_t target_tid;
 const volatile bool include_idle;
 const volatile bool user_stacks = true;
 const volatile bool kernel_stacks = true;
-const volatile bool filter_cgroup;
-const volatile __u64 cgroup_id;
-const volatile int cgroup_level;
 /* --wall: on-CPU samples count the microseconds each stands for, and time off CPU is counted too. */
 const volatile bool wall;
 const volatile __u64 sample_us;

@@ -230,12 +230,20 @@ static __always_inline void proc_key_of(struct task_struct *t, struct proc_key *
  * space loads this only then): its maps are read while it is still in its
  * loader, so its first samples, maybe its only ones, are walked whole.
  */
+#ifndef STACK_EXEC_WANTED
+#define STACK_EXEC_WANTED(task) true
+#endif
+
 SEC("raw_tp/sched_process_exec")
 int stack_on_exec(void *ctx)
 {
+	struct task_struct *task = current_task();
 	struct proc_key k;
 
-	proc_key_of(current_task(), &k);
+	/* A tool that traces some tasks only says which (STACK_EXEC_WANTED). */
+	if (!STACK_EXEC_WANTED(task))
+		return 0;
+	proc_key_of(task, &k);
 	proc_announce_counted(&k, PROC_EXEC);
 	return 0;
 }

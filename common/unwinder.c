@@ -35,6 +35,13 @@ struct table {
 	const struct runtime_binary *runtime;	/* the interpreter it holds, if any */
 	bool core;		/* the C library, the loader or the vDSO */
 	bool released;		/* its rows given back: made again when next mapped */
+	/*
+	 * No room for its @want rows: tried again when next mapped, from
+	 * retry_ms on, later after each refusal, as that reads its CFI again.
+	 */
+	bool refused;
+	size_t want;
+	long long retry_ms, backoff_ms;
 	unsigned int refs;	/* processes with an entry whose mappings use its rows */
 	unsigned long long used;	/* the sweep it was last in use at */
 	bool fresh;		/* made while its process is read, which holds it */
@@ -66,9 +73,9 @@ struct losses {
 	int kernel_err;			/* the last such refusal, -errno */
 };
 
-/* Rows given back and made again, for -v. */
+/* Rows given back and made again, for -v; refused binaries' made later. */
 struct reuse {
-	unsigned long long released, remade;
+	unsigned long long released, remade, refit;
 };
 
 /* Kinds of trampolines the runtimes make: CPython's before 3.14, and since. */
@@ -300,15 +307,38 @@ static bool make_room(struct unwinder *u)
 	return released;
 }
 
+#define RETRY_FIRST_MS	1000
+#define RETRY_MAX_MS	64000
+
+/* No room for @t's @want rows now: counted once, and tried again later (on_stale()). */
+static void refuse(struct unwinder *u, struct table *t, size_t want)
+{
+	u->lost.no_room += !t->refused;
+	t->refused = true;
+	t->want = want;
+	t->backoff_ms = t->backoff_ms ? t->backoff_ms * 2 : RETRY_FIRST_MS;
+	if (t->backoff_ms > RETRY_MAX_MS)
+		t->backoff_ms = RETRY_MAX_MS;
+	t->retry_ms = now_ms() + t->backoff_ms;
+}
+
 /* Copies a binary's rows into BPF memory (@again: as they were once), if they fit. */
 static void on_binary_rows(struct unwinder *u, struct table *t, const char *path, int fd,
 			   Elf *elf, Elf *debug, bool again)
 {
-	struct cfi_table c;
 	/* Rows no process uses any more make room when needed. */
 	size_t room = rowstore__cap(u->rows);
-	int err = cfi__build(elf, debug, room, &c);
+	struct cfi_table c;
 	bool go = false;
+	int err;
+
+	/* Refused before: its CFI read again only if its rows can fit now. */
+	if (t->refused && rowstore__room(u->rows) < t->want && !make_room(u) &&
+	    rowstore__room(u->rows) < t->want) {
+		refuse(u, t, t->want);
+		return;
+	}
+	err = cfi__build(elf, debug, room, &c);
 
 	/*
 	 * Go emits no .eh_frame: its own table says where each frame is. A
@@ -347,7 +377,7 @@ static void on_binary_rows(struct unwinder *u, struct table *t, const char *path
 		err = rowstore__add(u->rows, c.rows, c.n, &t->first);
 	if (err) {
 		if (err == -E2BIG) {
-			u->lost.no_room++;
+			refuse(u, t, c.n);
 		} else {
 			u->lost.kernel++;
 			u->lost.kernel_err = err;
@@ -359,10 +389,13 @@ static void on_binary_rows(struct unwinder *u, struct table *t, const char *path
 	}
 	t->n = c.n;
 	t->base = c.base;
-	if (!again) {
+	if (!again || t->refused) {
 		u->with_cfi++;
 		u->unsupported += c.unsupported;
 	}
+	if (t->refused)
+		u->reuse.refit++;
+	t->refused = false;
 	pr_debug("%s: %zu unwind rows for %zu functions%s", path, c.n, c.fdes,
 		 go ? ", Go's from its pclntab" : "");
 	cfi__free(&c);
@@ -443,11 +476,11 @@ static void *on_binary(void *ctx, const struct syms_binary *b, Elf *elf, Elf *de
 	struct table *t = b->observed;
 
 	if (t) {
+		u->reuse.remade += t->released;
 		t->released = false;
 		free(t->segs);
 		t->segs = NULL;
 		t->nsegs = 0;
-		u->reuse.remade++;
 	} else {
 		t = calloc(1, sizeof(*t));
 		if (!t)
@@ -583,12 +616,15 @@ static void unhold_fresh(struct unwinder *u)
 	u->fresh = NULL;
 }
 
-/* Whether the binary @observed's rows were given back, to be made again. */
+/*
+ * Whether the binary @observed's rows are to be made again: they were
+ * given back, or found no room when made, and it is time to try again.
+ */
 static bool on_stale(void *ctx, void *observed)
 {
 	const struct table *t = observed;
 
-	return t->released;
+	return t->released || (t->refused && now_ms() >= t->retry_ms);
 }
 
 /*
@@ -806,9 +842,10 @@ void unwinder__warn_losses(const struct unwinder *u)
 			"kernel stack; a kernel built with KASAN keeps them elsewhere)",
 			(unsigned long long)c->no_regs);
 	if (u->lost.no_room)
-		pr_warn("%llu binaries' unwind tables did not fit (%zu of %zu rows in use): their "
-			"frames were walked by frame pointers; raise --unwind-memory",
-			u->lost.no_room, rowstore__used(u->rows), rowstore__cap(u->rows));
+		pr_warn("%llu binaries' unwind tables did not fit (%zu of %zu rows in use; %llu "
+			"made later, when others were given back): their frames were walked by "
+			"frame pointers; raise --unwind-memory", u->lost.no_room,
+			rowstore__used(u->rows), rowstore__cap(u->rows), u->reuse.refit);
 	if (u->lost.kernel)
 		pr_warn("%llu binaries' unwind rows had no memory in the kernel (%s): their frames "
 			"were walked by frame pointers", u->lost.kernel, strerror(-u->lost.kernel_err));
