@@ -36,6 +36,26 @@ enum proc_note_kind {
 	PROC_RUNTIME_FRAME,	/* in a stack: a runtime's frame (@value), to name while it lives */
 };
 
+/*
+ * Processes read at their exec, a second, after a burst: each costs some
+ * 60 system calls (its maps read and each binary's identity checked, and
+ * again as its loader maps libraries), and a host that execs thousands a
+ * second (a build) would have the tool spend a CPU on processes no stack
+ * shows. The BPF side sends no more notes than that (stack_on_exec()),
+ * so that those execs do not wake user space either. The rest are read
+ * when a stack first shows them (PROC_SEEN): their first samples walked
+ * by frame pointers, and one gone by then [unknown]; counted, and said.
+ */
+#define EXEC_NOTE_RATE	100
+#define EXEC_NOTE_BURST	250
+
+/* The counts of notes_lost, per CPU. */
+enum notes_lost_kind {
+	NOTES_LOST_FULL,	/* the ring had no room */
+	NOTES_LOST_RATE,	/* exec notes past EXEC_NOTE_RATE: not sent */
+	NOTES_LOST_KINDS,
+};
+
 struct proc_note {
 	struct proc_key proc;
 	__u32 kind;		/* enum proc_note_kind */

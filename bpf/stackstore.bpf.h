@@ -28,13 +28,21 @@ static __always_inline void proc_announce(const struct proc_key *k, __u32 kind)
 	proc_announce_value(k, kind, 0);
 }
 
-/* Notes the ring had no room for, per CPU: said at exit (common/offcpu_opts.c). */
+/* Notes not sent, per CPU, by enum notes_lost_kind: said at exit (common/offcpu_opts.c). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, NOTES_LOST_KINDS);
 	__type(key, __u32);
 	__type(value, __u64);
 } notes_lost SEC(".maps");
+
+static __always_inline void notes_count_lost(__u32 kind)
+{
+	__u64 *lost = bpf_map_lookup_elem(&notes_lost, &kind);
+
+	if (lost)
+		(*lost)++;
+}
 
 /*
  * proc_announce(), counted when the ring is full: for the programs of
@@ -45,14 +53,9 @@ struct {
 static __always_inline void proc_announce_counted(const struct proc_key *k, __u32 kind)
 {
 	struct proc_note e = { .proc = *k, .kind = kind };
-	__u32 zero = 0;
-	__u64 *lost;
 
-	if (!bpf_ringbuf_output(&new_pids, &e, sizeof(e), 0))
-		return;
-	lost = bpf_map_lookup_elem(&notes_lost, &zero);
-	if (lost)
-		(*lost)++;
+	if (bpf_ringbuf_output(&new_pids, &e, sizeof(e), 0))
+		notes_count_lost(NOTES_LOST_FULL);
 }
 
 /* Where a stack is taken, before it is stored. */
@@ -234,6 +237,26 @@ static __always_inline void proc_key_of(struct task_struct *t, struct proc_key *
 #define STACK_EXEC_WANTED(task) true
 #endif
 
+/*
+ * When the next exec note may be sent, at EXEC_NOTE_RATE: a clock that
+ * runs ahead of the kernel's by a step per note, up to a burst. CPUs
+ * racing to move it may let a note more through, never fewer.
+ */
+__u64 exec_note_at;
+
+static __always_inline bool exec_note_allowed(void)
+{
+	__u64 now = bpf_ktime_get_ns(), step = 1000000000ULL / EXEC_NOTE_RATE;
+	__u64 at = exec_note_at;
+
+	if (at < now)
+		at = now;
+	if (at - now >= EXEC_NOTE_BURST * step)
+		return false;
+	exec_note_at = at + step;
+	return true;
+}
+
 SEC("raw_tp/sched_process_exec")
 int stack_on_exec(void *ctx)
 {
@@ -243,6 +266,10 @@ int stack_on_exec(void *ctx)
 	/* A tool that traces some tasks only says which (STACK_EXEC_WANTED). */
 	if (!STACK_EXEC_WANTED(task))
 		return 0;
+	if (!exec_note_allowed()) {
+		notes_count_lost(NOTES_LOST_RATE);
+		return 0;
+	}
 	proc_key_of(task, &k);
 	proc_announce_counted(&k, PROC_EXEC);
 	return 0;

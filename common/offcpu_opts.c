@@ -251,22 +251,34 @@ static int on_new_pid(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-void offcpu__warn_notes_lost(const struct bpf_map *lost)
+/* Count @kind of the notes_lost map, over the CPUs. */
+static unsigned long long notes_lost(const struct bpf_map *lost, __u32 kind)
 {
 	int ncpus = libbpf_num_possible_cpus();
 	unsigned long long sum = 0;
 	__u64 *per;
-	__u32 zero = 0;
 
 	per = ncpus > 0 ? calloc(ncpus, sizeof(*per)) : NULL;
-	if (per && !bpf_map__lookup_elem(lost, &zero, sizeof(zero), per, ncpus * sizeof(*per), 0))
+	if (per && !bpf_map__lookup_elem(lost, &kind, sizeof(kind), per, ncpus * sizeof(*per), 0))
 		for (int i = 0; i < ncpus; i++)
 			sum += per[i];
 	free(per);
-	if (sum)
+	return sum;
+}
+
+void offcpu__warn_notes_lost(const struct bpf_map *lost)
+{
+	unsigned long long full = notes_lost(lost, NOTES_LOST_FULL);
+	unsigned long long rate = notes_lost(lost, NOTES_LOST_RATE);
+
+	if (full)
 		pr_warn("%llu notes of new processes or new code lost (their ring buffer was full): "
 			"those processes were read at the next second's check instead, too late for "
-			"any that had exited ([unknown] frames)", sum);
+			"any that had exited ([unknown] frames)", full);
+	if (rate)
+		pr_warn("%llu processes not read at their exec (more than %d execs a second): each "
+			"was read when a stack first showed it, its first samples walked by frame "
+			"pointers, and one gone by then is [unknown]", rate, EXEC_NOTE_RATE);
 }
 
 struct ring_buffer *offcpu__follow_pids(int fd, struct syms *syms)

@@ -203,10 +203,22 @@ int procfile__stat_start(const char *stat, unsigned long long *start_ticks)
 
 pid_t procfile__nspid(pid_t pid)
 {
+	static struct stat own;
 	char path[64], line[256];
+	struct stat st;
 	pid_t ns = pid;
 	FILE *f;
 
+	/*
+	 * In the tool's own pid namespace, as most are, it is the pid: one
+	 * stat, where status (read otherwise) is the costliest file of a
+	 * process to read, with all its memory counts.
+	 */
+	if (!own.st_ino && stat("/proc/self/ns/pid", &own))
+		own.st_ino = 0;
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", pid);
+	if (own.st_ino && !stat(path, &st) && st.st_dev == own.st_dev && st.st_ino == own.st_ino)
+		return pid;
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	f = fopen(path, "re");
 	while (f && fgets(line, sizeof(line), f))

@@ -291,11 +291,6 @@ void syms__warn_losses(const struct syms *s)
 	if (l->execed)
 		pr_warn("%llu processes exec'd before their maps were read: the frames of what "
 			"they ran before are [unknown]", l->execed);
-	if (l->unprefetched)
-		pr_warn("%llu processes not read at their exec (more than %d execs a second): each "
-			"was read when a stack first showed it, its first samples walked by frame "
-			"pointers, and one gone by then is [unknown]", l->unprefetched,
-			PREFETCH_RATE);
 	if (l->evicted)
 		pr_debug("--symbol-memory %llu: tables let go %llu times, read again %llu times",
 			 (unsigned long long)(s->budget >> 20), l->evicted, l->reread);

@@ -93,10 +93,6 @@ struct proc {
 	} sig;
 };
 
-/* Processes read at their exec, a second, after a burst (syms_proc.c says why). */
-#define PREFETCH_RATE 100
-#define PREFETCH_BURST 250
-
 struct losses {
 	unsigned long long unopened;	/* mapped files we could not open */
 	unsigned long long no_fds;	/* ... for lack of descriptors */
@@ -105,7 +101,6 @@ struct losses {
 	unsigned long long jit_cut;	/* perf maps cut at PERFMAP_MAX_BYTES */
 	unsigned long long reused;	/* pids reused before the process was read */
 	unsigned long long execed;	/* images in stacks, exec'd away before they were read */
-	unsigned long long unprefetched;	/* processes past the rate, not read at their exec */
 	unsigned long long go_unread;	/* Go binaries whose pclntab was not read */
 	const char *go_why;		/* ... the first one's reason */
 	unsigned long long evicted;	/* binaries' and perf maps' tables let go for the budget */
@@ -130,7 +125,6 @@ struct syms {
 	struct binary **by_id;		/* every binary, by its number */
 	size_t nids, ids_cap;
 	size_t prefetched;		/* processes read at their exec, not yet in a stack */
-	long long prefetch_at;		/* when the next may be, a burst's worth ahead at most */
 	struct runtime_names *runtime_names;	/* interpreted runtimes' frames, named */
 	bool raw_names;			/* C++ and Rust names as the symbol tables have them */
 	uint64_t budget;		/* bytes the binaries' tables and perf maps may hold */

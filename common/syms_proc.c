@@ -24,10 +24,18 @@ void proc__free(struct syms *s, struct proc *p)
 /* Process @pid's root, shared with every process that has the same one. */
 static struct root *root_get(struct syms *s, pid_t pid)
 {
-	int fd = procfile__open_root(pid);
+	char path[64];
 	struct root *r;
 	struct stat st;
+	int fd;
 
+	/* Most share one: a stat finds it, where opening it to check takes three calls. */
+	snprintf(path, sizeof(path), "/proc/%d/root", pid);
+	if (!stat(path, &st))
+		for (r = s->roots; r; r = r->next)
+			if (r->dev == st.st_dev && r->ino == st.st_ino)
+				return r;
+	fd = procfile__open_root(pid);
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &st)) {
@@ -373,38 +381,14 @@ void syms__forget_exited(struct syms *s)
 		s->observer.forgot(s->observer.ctx);
 }
 
-/*
- * Processes read at their exec, a second, after a burst of PREFETCH_BURST:
- * each costs some 60 system calls here (its maps read and each binary's
- * identity checked, and again as its loader maps libraries), 160 us, and a
- * host that execs thousands a second (a build) would have the tool spend
- * a CPU on processes no stack shows. Those past the rate are read when a
- * stack first shows them: their first samples walked by frame pointers,
- * and one gone by then [unknown]; counted, and said at exit.
- */
-static bool prefetch_allowed(struct syms *s)
-{
-	long long now = now_ms(), step = 1000 / PREFETCH_RATE;
-
-	if (s->prefetch_at < now)
-		s->prefetch_at = now;
-	if (s->prefetch_at - now >= PREFETCH_BURST * step)
-		return false;
-	s->prefetch_at += step;
-	return true;
-}
-
 int syms__prefetch(struct syms *s, const struct proc_key *k)
 {
 	struct proc *p;
 	int err;
 
+	/* As many as the BPF side sends (EXEC_NOTE_RATE). */
 	if (proc__find(s, k))
 		return 0;
-	if (!prefetch_allowed(s)) {
-		s->lost.unprefetched++;
-		return 0;
-	}
 	if (s->prefetched >= PREFETCH_MAX)
 		drop_prefetched(s);
 	err = syms__track(s, k);

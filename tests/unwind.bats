@@ -326,8 +326,11 @@ while time.time() < end:
 		bash -c "sleep 1.5; echo \$\$ > $CG/cgroup.procs && exec $NOFP spin 3" > /dev/null' \
 		"${PROFILE:-$BIN/profile}" -v --unwind-memory 1 --cgroup "$CG" -F 199 -f 30
 	rmdir "$CG"
-	grep -E '/python3.11: 64575 unwind rows' "$T/err"
-	grep -E '/libc.so.6: no room for its unwind rows' "$T/err"
+	# Which of its libraries are refused depends on when python3 is read
+	# (in its loader, or after): the loader's and libc's are mapped by the
+	# program after it, and made then.
+	grep -E '/python3.11: 64575 unwind rows' "$T/err" ||
+		fail "$(grep -v libbpf "$T/err")"
 	grep -E "^profile: [1-9][0-9]* binaries' unwind tables did not fit \([0-9]+ of 65536 rows in use; [1-9][0-9]* made later, when others were given back\)" "$T/err" ||
 		fail "$(grep -v libbpf "$T/err" | tail -5)"
 	grep -q '^python3.11;' "$T/folded"
