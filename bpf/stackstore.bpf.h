@@ -296,7 +296,7 @@ int stack_on_new_area(struct trace_event_raw_vm_unmapped_area *ctx)
 	if (addr >= -4095UL)
 		return 0;
 	p = bpf_map_lookup_elem(&unwind_procs, &tgid);
-	if (!p || !unwind_forget(p, addr, addr + len))
+	if (!p || !unwind_forget(tgid, p, addr, addr + len))
 		return 0;
 	proc_key_of(current_task(), &k);
 	proc_announce_counted(&k, PROC_MAPS_CHANGED);
