@@ -105,9 +105,10 @@ struct unwind_sps {
  * costs some 40 ns whatever its size up to this, about what the rest of a
  * frame's step costs, where a frame needs one or two words (its return
  * address, its caller's frame pointer) and its callers' lie just above
- * it, frames being 16 to a few hundred bytes. What is below the word
- * wanted, up to UNWIND_WINDOW_BELOW bytes (down to the frame's stack
- * pointer), is read too: a frame's words are read top first.
+ * it, frames being 16 to a few hundred bytes. A read starts
+ * UNWIND_WINDOW_BELOW bytes below the word wanted, as the frame's other
+ * words may lie below it (a frame pointer saved under its return
+ * address), or at the frame's stack pointer if that is nearer.
  */
 #define UNWIND_WINDOW		256
 #define UNWIND_WINDOW_BELOW	64
