@@ -33,7 +33,7 @@ setup() {
 
 teardown() {
 	stop_bg ${BPID:-} ${BPID2:-}
-	[ -z "${CG:-}" ] || rmdir "$CG" 2>/dev/null || true
+	remove_cgroup
 	assert_nothing_loaded biolatency
 }
 
@@ -138,10 +138,7 @@ loop_io() {
 
 @test "biolatency -c counts the I/O of the cgroup's tasks only" {
 	require_bpf
-	mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-	[ -n "$mnt" ] || fail "no cgroup2 mount"
-	CG=$mnt/bpfscope-bio-$$
-	mkdir "$CG"
+	make_cgroup bio
 	start_bio -c "$CG" -d "$LNAME"
 	sleep 1
 	# 20 writes from a task in the cgroup, 10 reads from one outside it.

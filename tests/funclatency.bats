@@ -18,6 +18,7 @@ setup() {
 
 teardown() {
 	stop_bg ${FPID:-} ${WPID:-} ${OTHER:-}
+	remove_cgroup
 	assert_nothing_loaded funclatency
 }
 
@@ -299,18 +300,14 @@ slow_calls() {
 
 @test "funclatency -c CGROUP times only tasks in that cgroup" {
 	require_bpf
-	mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-	[ -n "$mnt" ] || fail "no cgroup2 mount"
-	cg="$mnt/bpfscope-funclat-$$"
-	mkdir "$cg"
+	make_cgroup funclat
 	start_pair
-	echo "$WPID" > "$cg/cgroup.procs"
-	trace_pair -c "$cg" "$F:fast_func"
-	rmdir "$cg"
+	echo "$WPID" > "$CG/cgroup.procs"
+	trace_pair -c "$CG" "$F:fast_func"
 	[ "$(hist_total "$T/out")" -eq 1000 ]
-	run "$BIN/funclatency" -c "$mnt/no-such-group-$$" "$F:fast_func"
+	run "$BIN/funclatency" -c "${CG%/*}/no-such-group-$$" "$F:fast_func"
 	assert_failure 1
-	assert_output "funclatency: cgroup '$mnt/no-such-group-$$' not found"
+	assert_output "funclatency: cgroup '${CG%/*}/no-such-group-$$' not found"
 }
 
 @test "funclatency -r anchors at the start of the name, as bcc does" {

@@ -106,6 +106,53 @@ unseen_returns() {
 	awk '/dropped: the kernel did not report/ { n += $2 } END { print n + 0 }' "$1"
 }
 
+# sleeper_counted COUNT BLOCKED SHORT: the waits counted for runq_contend's
+# sleeper thread (COUNT) are each of its sleeps that took it off its CPU
+# (BLOCKED, 100 but when a loaded machine held it off its CPU between arming
+# the timer and sleeping for longer than the sleep), plus its first wakeup
+# and a preemption or few, less SHORT, the waits the tool said it dropped or
+# left untimed. The first wakeup may go untimed on a loaded machine, but
+# only if the tool says so (task storage for a new thread could not be had);
+# on the development VM's kernel a wait now and then ends in a switch it
+# does not trace (README, Known issues), which the tool tells by the
+# thread's switch count and says. One more may go untold there: beside four
+# emulated guests, 2 runs in 25 of runqlat.bats (and prometheus.bats's once,
+# in the project's CI on 55270a9) lost a wait whose wakeup and switch
+# onto a CPU both went untraced (debug counters: 100 wakeups and 100
+# switches in for the sleeper's 101 waits), which leaves no count to tell
+# it by. Debian's kernels lose none (make check-vm's runqlat switches cell).
+sleeper_counted() {
+	local n=$1 blocked=$2 short=$3
+	[ "$blocked" -ge 90 ] || fail "the sleeper blocked in $blocked of its 100 sleeps"
+	[ "$n" -ge $((blocked - short)) ] && [ "$n" -le 105 ] ||
+		fail "sleeper count $n, expected $((1 + blocked))..105 less $short the tool said it dropped, and one"
+}
+
+# make_cgroup NAME: makes a cgroup v2 group for the test, its path in $CG.
+# The suite's teardown calls remove_cgroup once the test's processes are
+# killed, so that a test failing midway leaves no group behind.
+make_cgroup() {
+	local mnt
+	mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -n "$mnt" ] || fail "no cgroup v2 mount"
+	CG=$mnt/bpfscope-$1-$$
+	mkdir "$CG"
+}
+
+# remove_cgroup: removes the group make_cgroup made, if any. A killed
+# process leaves its group a moment after its parent has reaped it.
+remove_cgroup() {
+	local k
+	[ -n "${CG:-}" ] || return 0
+	for ((k = 0; k < 30; k++)); do
+		rmdir "$CG" 2>/dev/null && break
+		[ -d "$CG" ] || break
+		sleep 0.1
+	done
+	[ ! -d "$CG" ] || echo "# cgroup $CG still has processes: $(tr '\n' ' ' < "$CG/cgroup.procs")" >&3
+	CG=
+}
+
 # Kills a background process group member if still there.
 stop_bg() {
 	local pid

@@ -11,7 +11,7 @@ setup() {
 
 teardown() {
 	stop_bg ${SPID:-} ${PPID_BG:-} ${WPID:-} ${TPID:-}
-	[ -z "${CG:-}" ] || rmdir "$CG" 2>/dev/null || true
+	remove_cgroup
 	assert_nothing_loaded profile offcputime
 }
 
@@ -183,9 +183,7 @@ multiline_sum() {
 
 @test "profile --cgroup profiles the tasks of one cgroup v2 group" {
 	require_bpf
-	mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-	CG=$mnt/bpfscope-profile-$$
-	mkdir "$CG"
+	make_cgroup profile
 	start_spin
 	echo "$SPID" > "$CG/cgroup.procs"
 	"$BIN/profile" --cgroup "$CG" -F 99 -f 1 > "$T/out" 2>/dev/null

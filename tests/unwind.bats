@@ -20,6 +20,7 @@ setup() {
 
 teardown() {
 	stop_bg ${WPID:-} ${TPID:-}
+	remove_cgroup
 	assert_nothing_loaded profile offcputime offwaketime
 }
 
@@ -308,10 +309,7 @@ while time.time() < end:
 
 @test "unwind: a binary refused for lack of room is made later, once the process whose rows filled them has exited" {
 	require_bpf
-	mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-	[ -n "$mnt" ] || fail "no cgroup v2 mount"
-	CG=$mnt/bpfscope-refit-$$
-	mkdir "$CG"
+	make_cgroup refit
 	# --unwind-memory 1: 65,536 rows, of which Debian's python3.11 takes
 	# 64,575 (tests/unit/cfidump): its libraries, libc among them, find no
 	# room. A second after, a program that maps libc has its rows made, as
@@ -325,7 +323,6 @@ while time.time() < end:
     sum(i * i for i in range(1000))\""
 		bash -c "sleep 1.5; echo \$\$ > $CG/cgroup.procs && exec $NOFP spin 3" > /dev/null' \
 		"${PROFILE:-$BIN/profile}" -v --unwind-memory 1 --cgroup "$CG" -F 199 -f 30
-	rmdir "$CG"
 	# Which of its libraries are refused depends on when python3 is read
 	# (in its loader, or after): the loader's and libc's are mapped by the
 	# program after it, and made then.
