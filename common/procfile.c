@@ -168,21 +168,25 @@ int procfile__identity(pid_t pid, uid_t *uid, unsigned long long *start_ticks)
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d", pid);
-	if (stat(path, &st))
-		return -ESRCH;
-	if (uid)
-		*uid = st.st_uid;
-	if (!start_ticks)
+	if (!start_ticks) {
+		snprintf(path, sizeof(path), "/proc/%d", pid);
+		if (stat(path, &st))
+			return -ESRCH;
+		if (uid)
+			*uid = st.st_uid;
 		return 0;
+	}
+	/* Each of a process's files has its directory's owner. */
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -ESRCH;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = fstat(fd, &st) ? -1 : read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
 		return -ESRCH;
+	if (uid)
+		*uid = st.st_uid;
 	buf[n] = '\0';
 	return procfile__stat_start(buf, start_ticks);
 }

@@ -130,11 +130,22 @@ void run__banner(const struct cli *cli, const char *fmt, ...)
 }
 
 /*
- * Sleeps up to @ms, or until a stop signal or ring-buffer events, and
- * handles the events. The stop flag is checked with the signals blocked and
- * they are unblocked only inside ppoll(), so one that lands in between
- * cannot leave the loop asleep until its deadline.
+ * The signal mask before run__loop(). The stop signals are blocked in the
+ * loop, but for its sleeps in ppoll() and its reports and ticks (where a
+ * second Ctrl-C may have to end a report that hangs): one that landed
+ * between the check of the stop flag and the sleep would leave the loop
+ * asleep until its deadline. Blocking them around each sleep alone took
+ * two system calls per wakeup, and a busy machine's exec notes wake the
+ * loop a hundred times a second.
  */
+static sigset_t unblocked;
+
+static void let_signals_in(bool in)
+{
+	sigprocmask(in ? SIG_SETMASK : SIG_BLOCK, in ? &unblocked : &stop_signals, NULL);
+}
+
+/* Sleeps up to @ms, or until a stop signal or ring-buffer events, and handles the events. */
 static int wait_events(const struct run *r, long long ms)
 {
 	struct pollfd pfd = {
@@ -142,13 +153,10 @@ static int wait_events(const struct run *r, long long ms)
 		.events = POLLIN,
 	};
 	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000 };
-	sigset_t orig;
 	int n = 0;
 
-	sigprocmask(SIG_BLOCK, &stop_signals, &orig);
 	if (!stopping)
-		n = ppoll(&pfd, 1, &ts, &orig);
-	sigprocmask(SIG_SETMASK, &orig, NULL);
+		n = ppoll(&pfd, 1, &ts, &unblocked);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
 	if (n > 0 && r->events) {
@@ -170,7 +178,9 @@ static int wait_until(const struct run *r, long long deadline_ms, long long *nex
 		long long until = deadline_ms;
 
 		if (r->tick && *next_tick <= now) {
+			let_signals_in(true);
 			err = r->tick(r->ctx);
+			let_signals_in(false);
 			if (err)
 				return err;
 			*next_tick = now + (r->tick_ms ? r->tick_ms : 1000);
@@ -194,6 +204,7 @@ int run__loop(const struct run *r)
 	err = tool__target_gone();
 	if (err)
 		return err;
+	sigprocmask(SIG_BLOCK, &stop_signals, &unblocked);
 	if (!r->prometheus) {
 		err = loop(r);
 	} else {
@@ -204,6 +215,7 @@ int run__loop(const struct run *r)
 		err = loop(&collect);
 		prom__stop();
 	}
+	sigprocmask(SIG_SETMASK, &unblocked, NULL);
 	tool__report_missed();
 	return err;
 }
@@ -236,7 +248,9 @@ static int loop(const struct run *r)
 		info.when = time(NULL);
 		info.last = stopping || (r->count && info.seq >= r->count) ||
 			    (end >= 0 && now_ms() >= end);
+		let_signals_in(true);
 		err = r->report(r->ctx, &info);
+		let_signals_in(false);
 		if (err && r->reads)
 			pr_err("cannot read %s: %s", r->reads, strerror(-err));
 		/* A write that failed earlier leaves nothing to flush, nor its errno: the report's then. */

@@ -303,16 +303,33 @@ static void observe_binary(struct syms *s, struct binary *b)
 	elf_end(elf);
 }
 
-static unsigned int binary_hash(const struct stat *st)
+static unsigned int binary_hash(dev_t dev, uint64_t ino)
 {
-	return (st->st_dev * 31 + st->st_ino) % BUCKETS;
+	return (dev * 31 + ino) % BUCKETS;
 }
 
 struct binary *binary__find(struct syms *s, const struct stat *st)
 {
-	for (struct binary *b = s->binaries[binary_hash(st)]; b; b = b->next)
+	for (struct binary *b = s->binaries[binary_hash(st->st_dev, st->st_ino)]; b; b = b->next)
 		if (b->dev == st->st_dev && b->ino == st->st_ino && b->size == st->st_size &&
 		    b->mtime.tv_sec == st->st_mtim.tv_sec && b->mtime.tv_nsec == st->st_mtim.tv_nsec)
+			return b;
+	return NULL;
+}
+
+/*
+ * A mapping's device and inode are its file's while it is mapped; its size
+ * and modification time, which tell a new file from a deleted one whose
+ * inode it got, take a stat. On a busy machine each exec maps the same
+ * few libraries: a stat of one per tenth of a second is enough, and leaves
+ * a new file that long to get the inode of a deleted one and be mapped.
+ */
+#define BINARY_RECHECK_MS 100
+
+struct binary *binary__checked(struct syms *s, dev_t dev, uint64_t ino, long long now_ms)
+{
+	for (struct binary *b = s->binaries[binary_hash(dev, ino)]; b; b = b->next)
+		if (b->dev == dev && b->ino == ino && now_ms - b->checked_ms < BINARY_RECHECK_MS)
 			return b;
 	return NULL;
 }
@@ -326,7 +343,7 @@ bool binary__stale(struct syms *s, const struct binary *b)
 struct binary *binary__get(struct syms *s, int fd, const struct stat *st,
 			   const char *path, struct root *root)
 {
-	unsigned int h = binary_hash(st);
+	unsigned int h = binary_hash(st->st_dev, st->st_ino);
 	struct binary *b = binary__find(s, st);
 	char *copy;
 	bool hold;

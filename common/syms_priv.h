@@ -55,6 +55,7 @@ struct binary {
 	uint64_t used;			/* when it last named a frame, by syms' clock */
 	uint64_t bytes;			/* its tables' size when last counted in syms' held */
 	bool evicted;			/* its tables let go for the budget: read again when needed */
+	long long checked_ms;		/* when a stat last found it the file mapped, monotonic */
 };
 
 struct vma {
@@ -68,6 +69,7 @@ struct proc {
 	struct proc_key key;
 	bool gone;		/* not read: exited, or its pid names another now */
 	uid_t uid;
+	bool placed;		/* nspid and root found (proc__place()) */
 	pid_t nspid;		/* its pid where it lives, for perf-NSPID.map */
 	struct root *root;
 	struct vma *vmas;	/* sorted by start, as the maps file lists them */
@@ -88,8 +90,8 @@ struct proc {
 	 */
 	struct image_sig {
 		uint64_t vdso, stack_end;	/* placed anew by each exec, with ASLR */
-		dev_t exe_dev;
-		ino_t exe_ino;
+		dev_t first_dev;		/* the lowest file mapped: the program, */
+		uint64_t first_ino;		/* but for one ld.so was run on */
 	} sig;
 };
 
@@ -153,6 +155,11 @@ struct binary *binary__get(struct syms *s, int fd, const struct stat *st,
 			   const char *path, struct root *root);
 /* The binary read before whose file is @st's (device, inode, size, mtime); NULL if none. */
 struct binary *binary__find(struct syms *s, const struct stat *st);
+/*
+ * The binary whose file a stat found mapped as (@dev, @ino) less than
+ * BINARY_RECHECK_MS before @now_ms; NULL if none.
+ */
+struct binary *binary__checked(struct syms *s, dev_t dev, uint64_t ino, long long now_ms);
 /* Whether the observer let go of what it made of @b, to be shown it again. */
 bool binary__stale(struct syms *s, const struct binary *b);
 /* This kernel's vdso is every process's: read ours once. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/sysmacros.h>
 
 #include "procfile.h"
 #include "procmaps.h"
@@ -159,8 +160,8 @@ static void superseded_by(struct syms *s, struct proc *p)
 		    !exec_before(q->key.exec_id, p->key.exec_id))
 			continue;
 		q->superseded = true;
-		if (!q->nvmas || !a->exe_ino || a->exe_ino != b->exe_ino ||
-		    a->exe_dev != b->exe_dev || a->vdso != b->vdso || a->stack_end != b->stack_end)
+		if (!q->nvmas || !a->first_ino || a->first_ino != b->first_ino ||
+		    a->first_dev != b->first_dev || a->vdso != b->vdso || a->stack_end != b->stack_end)
 			continue;
 		free(q->vmas);
 		q->vmas = NULL;
@@ -218,25 +219,50 @@ static bool release_fds(struct syms *s)
 	return s->open_fds < before;
 }
 
+/*
+ * Where @p's paths lead (its root) and its pid there (for its perf map):
+ * found when first needed, as most processes read at their exec are gone
+ * before any stack of theirs is seen.
+ */
+static void proc__place(struct syms *s, struct proc *p)
+{
+	if (p->placed)
+		return;
+	p->placed = true;
+	p->root = root_get(s, p->key.tgid);
+	p->nspid = procfile__nspid(p->key.tgid);
+}
+
 /* The binary @p maps at @e; NULL if it cannot be opened. */
 static struct binary *mapped_binary(struct syms *s, struct proc *p, const struct maps_entry *e)
 {
-	int rootfd = p->root ? p->root->fd : -1, fd;
+	long long now = now_ms();
 	struct binary *bin;
 	struct stat st;
+	int fd;
 
+	bin = binary__checked(s, makedev(e->dev_major, e->dev_minor), e->inode, now);
+	if (bin && !binary__stale(s, bin))
+		return bin;
 	/*
 	 * One already read, as most are: one stat, where opening it to check
 	 * takes five calls; opened if the observer wants to see it again.
 	 */
 	if (!procfile__stat_mapped(p->key.tgid, e, &st) && (bin = binary__find(s, &st)) &&
-	    !binary__stale(s, bin))
+	    !binary__stale(s, bin)) {
+		bin->checked_ms = now;
 		return bin;
-	fd = procfile__open_mapped(p->key.tgid, e, rootfd, &st);
+	}
+	proc__place(s, p);
+	fd = procfile__open_mapped(p->key.tgid, e, p->root ? p->root->fd : -1, &st);
 	if ((fd == -EMFILE || fd == -ENFILE) && release_fds(s))
-		fd = procfile__open_mapped(p->key.tgid, e, rootfd, &st);
-	if (fd >= 0)
-		return binary__get(s, fd, &st, e->path, p->root);
+		fd = procfile__open_mapped(p->key.tgid, e, p->root ? p->root->fd : -1, &st);
+	if (fd >= 0) {
+		bin = binary__get(s, fd, &st, e->path, p->root);
+		if (bin)
+			bin->checked_ms = now;
+		return bin;
+	}
 	/* ENOENT, ESRCH: unmapped or exited meanwhile, nothing lost. */
 	if (fd != -ENOENT && fd != -ESRCH) {
 		s->lost.unopened++;
@@ -249,16 +275,10 @@ static void read_maps(struct syms *s, struct proc *p)
 {
 	char path[64], line[PATH_MAX + 128];
 	struct maps_entry e;
-	struct stat exe;
 	size_t cap = 0;
 	FILE *f;
 
 	p->sig = (struct image_sig){};
-	snprintf(path, sizeof(path), "/proc/%d/exe", p->key.tgid);
-	if (!stat(path, &exe)) {
-		p->sig.exe_dev = exe.st_dev;
-		p->sig.exe_ino = exe.st_ino;
-	}
 	snprintf(path, sizeof(path), "/proc/%d/maps", p->key.tgid);
 	f = fopen(path, "re");
 	if (!f && (errno == EMFILE || errno == ENFILE) && release_fds(s))
@@ -273,6 +293,10 @@ static void read_maps(struct syms *s, struct proc *p)
 
 		if (procmaps__parse_line(line, &e))
 			continue;
+		if (!p->sig.first_ino && e.inode) {
+			p->sig.first_dev = makedev(e.dev_major, e.dev_minor);
+			p->sig.first_ino = e.inode;
+		}
 		if (!strcmp(e.path, "[stack]"))
 			p->sig.stack_end = e.end;
 		if (!e.exec)
@@ -292,7 +316,8 @@ static void read_maps(struct syms *s, struct proc *p)
 		observe_process(s, p);
 }
 
-int syms__track(struct syms *s, const struct proc_key *k)
+/* Reads @k's process, seen in a stack (@seen) or at its exec. */
+static int track(struct syms *s, const struct proc_key *k, bool seen)
 {
 	struct proc *p = proc__find(s, k);
 
@@ -302,6 +327,7 @@ int syms__track(struct syms *s, const struct proc_key *k)
 		/* Read in its loader: what it has mapped since is in this stack. */
 		p->prefetched = false;
 		s->prefetched--;
+		proc__place(s, p);
 		return syms__refresh(s, k);
 	}
 	p = calloc(1, sizeof(*p));
@@ -319,10 +345,16 @@ int syms__track(struct syms *s, const struct proc_key *k)
 		p->gone = true;
 		return -ESRCH;
 	}
-	p->root = root_get(s, k->tgid);
-	p->nspid = procfile__nspid(k->tgid);
+	/* While it lives, for its perf map, which is read when a frame needs it. */
+	if (seen)
+		proc__place(s, p);
 	read_maps(s, p);
 	return p->gone ? -ESRCH : 0;
+}
+
+int syms__track(struct syms *s, const struct proc_key *k)
+{
+	return track(s, k, true);
 }
 
 /*
@@ -391,7 +423,7 @@ int syms__prefetch(struct syms *s, const struct proc_key *k)
 		return 0;
 	if (s->prefetched >= PREFETCH_MAX)
 		drop_prefetched(s);
-	err = syms__track(s, k);
+	err = track(s, k, false);
 	p = proc__find(s, k);
 	if (p) {
 		p->prefetched = true;
@@ -461,6 +493,7 @@ void proc__load_jit(struct syms *s, struct proc *p)
 	int err;
 
 	p->jit_tried = true;
+	proc__place(s, p);
 	if (!p->root)
 		return;
 	err = perfmap__load(&p->jit, p->root->fd, p->nspid, p->uid);

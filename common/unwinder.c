@@ -56,6 +56,7 @@ struct traced {
 	struct proc_key key;
 	struct table **tables;
 	size_t n;
+	bool runtime;		/* its interpreter has an entry too */
 };
 
 #define TRACED_BUCKETS 256
@@ -269,7 +270,8 @@ static size_t sweep_exited(struct unwinder *u)
 				continue;
 			}
 			bpf_map_delete_elem(u->procs_fd, &tgid);
-			runtime__process(&u->runtimes, tgid, NULL, 0, 0);
+			if ((*pp)->runtime)
+				runtime__process(&u->runtimes, tgid, NULL, 0, 0);
 			untrace(pp);
 			dropped++;
 		}
@@ -549,9 +551,24 @@ static const struct table *runtime_of(const struct syms_mapping *m, size_t n, __
 }
 
 /* Tells the runtimes' BPF side which interpreter process @tgid runs, if one. */
-static void on_process_runtime(struct unwinder *u, __u32 tgid, const struct table *t, __u64 bias)
+/*
+ * Process @tgid's interpreter entry, kept only with its entry of mappings
+ * (whose walk it needs), if it has one: @t's, or none. Most processes have
+ * no interpreter, and had none (@had) before: nothing to write or delete.
+ */
+static void on_process_runtime(struct unwinder *u, __u32 tgid, bool had, const struct table *t,
+			       __u64 bias)
 {
+	struct traced *p = *traced_slot(u, tgid);
+
+	if (!p)
+		t = NULL;
+	if (p)
+		p->runtime = t && t->runtime;
+	if (!had && !(t && t->runtime))
+		return;
 	if (runtime__process(&u->runtimes, tgid, t ? t->runtime : NULL, bias, t ? t->id : 0)) {
+		p->runtime = false;
 		u->lost.runtimes++;
 		pr_debug("pid %u: no room for its interpreter: its frames stay native", tgid);
 	}
@@ -684,6 +701,8 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 	__u64 bias = 0;
 	const struct table *rt = runtime_of(m, n, &bias);
 	__u32 tgid = k->tgid;
+	struct traced *was = *traced_slot(u, tgid);
+	bool had_runtime = was && was->runtime;
 
 	if (!p || !used || (n > UNWIND_MAX_MAPPINGS && !keep)) {
 		free(p);
@@ -735,7 +754,7 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 	unhold_fresh(u);
 	free(keep);
 	free(p);
-	on_process_runtime(u, tgid, rt, bias);
+	on_process_runtime(u, tgid, had_runtime, rt, bias);
 }
 
 struct unwinder *unwinder__new(struct syms *syms, const struct unwind_bpf *m)
