@@ -550,11 +550,11 @@ static const struct table *runtime_of(const struct syms_mapping *m, size_t n, __
 	return NULL;
 }
 
-/* Tells the runtimes' BPF side which interpreter process @tgid runs, if one. */
 /*
- * Process @tgid's interpreter entry, kept only with its entry of mappings
- * (whose walk it needs), if it has one: @t's, or none. Most processes have
- * no interpreter, and had none (@had) before: nothing to write or delete.
+ * Tells the runtimes' BPF side which interpreter process @tgid runs, if one:
+ * @t's, kept only with the process's entry of mappings (whose walk it
+ * needs). Most processes have no interpreter, and had none (@had) before:
+ * nothing to write or delete.
  */
 static void on_process_runtime(struct unwinder *u, __u32 tgid, bool had, const struct table *t,
 			       __u64 bias)
@@ -563,7 +563,7 @@ static void on_process_runtime(struct unwinder *u, __u32 tgid, bool had, const s
 
 	if (!p)
 		t = NULL;
-	if (p)
+	else
 		p->runtime = t && t->runtime;
 	if (!had && !(t && t->runtime))
 		return;
