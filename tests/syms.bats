@@ -220,3 +220,47 @@ symwork_alpha+0x0 [symwork]"
 	run "$S" -k "$addr"
 	assert_output "$name+0x0 ${mod}"
 }
+
+@test "syms: maps lines parsed as the kernel writes them, every field; malformed ones refused" {
+	# Every process's maps, and a deleted program whose name has a space.
+	cp /bin/sleep "$T/sl eep"
+	"$T/sl eep" 30 &
+	SPID=$!
+	until grep -q 'sl eep' "/proc/$SPID/maps" 2> /dev/null; do sleep 0.05; done
+	rm "$T/sl eep"
+	cat /proc/[0-9]*/maps > "$T/maps" 2> /dev/null || true
+	[ "$(wc -l < "$T/maps")" -ge 100 ]
+	grep -q 'sl eep (deleted)$' "$T/maps"
+	# What awk makes of each, numbers without their leading zeros.
+	awk '
+		function hex(s) { sub(/^0+/, "", s); return s == "" ? "0" : s }
+		{
+			split($1, a, "-"); split($4, d, ":")
+			path = $0
+			sub(/^[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ */, "", path)
+			del = "-"
+			if (sub(/ \(deleted\)$/, "", path)) del = "d"
+			printf "%s %s %s %s %s:%s %s %s %s\n", hex(a[1]), hex(a[2]),
+				substr($2, 3, 1) == "x" ? "x" : "-", hex($3), hex(d[1]), hex(d[2]),
+				$5, del, path
+		}' "$T/maps" > "$T/want"
+	"$BUILD/tests/unit/mapstest" < "$T/maps" > "$T/got"
+	diff "$T/want" "$T/got"
+	grep -q ' d .*/sl eep$' "$T/got"
+	run "$BUILD/tests/unit/mapstest" <<-'LINES'
+		x-2 r-xp 0 0:0 1 /a
+		2-1 r-xp 0 0:0 1 /a
+		1-2 r-xp 0 100000000:0 1 /a
+		1-2 r-xp 0 0:0
+		1-2 r-x
+		1-2 r-xp 0 0:0 1a /a
+		1-2 r-xp 0 0:0 1 /ok
+	LINES
+	assert_output "invalid
+invalid
+invalid
+invalid
+invalid
+invalid
+1 2 x 0 0:0 1 - /ok"
+}
