@@ -493,7 +493,13 @@ void proc__load_jit(struct syms *s, struct proc *p)
 	int err;
 
 	p->jit_tried = true;
-	proc__place(s, p);
+	/*
+	 * Placed when its stack was first seen, while it lived. If not, only
+	 * while its pid is still its own: another process's root and pid
+	 * would lead to that process's map.
+	 */
+	if (!p->placed && syms__alive(s, &p->key))
+		proc__place(s, p);
 	if (!p->root)
 		return;
 	err = perfmap__load(&p->jit, p->root->fd, p->nspid, p->uid);
