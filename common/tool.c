@@ -284,6 +284,8 @@ static struct bpf_object *loaded;
  * (instructions processed, states, time), for what a change to the BPF side
  * costs at load, where the slowest kernels' verifiers pay it many times over.
  */
+#define STATS_LOG_SIZE 65536
+
 static char **stats_logs(struct bpf_object *obj)
 {
 	struct bpf_program *prog;
@@ -298,8 +300,9 @@ static char **stats_logs(struct bpf_object *obj)
 	bpf_object__for_each_program(prog, obj) {
 		if (!logs || !bpf_program__autoload(prog))
 			continue;
-		logs[i] = calloc(1, 4096);
-		if (logs[i] && !bpf_program__set_log_buf(prog, logs[i], 4096))
+		/* A log that overflows fails the load (ENOSPC): each global call adds a line. */
+		logs[i] = calloc(1, STATS_LOG_SIZE);
+		if (logs[i] && !bpf_program__set_log_buf(prog, logs[i], STATS_LOG_SIZE))
 			bpf_program__set_log_level(prog, 4);	/* BPF_LOG_STATS */
 		i++;
 	}
