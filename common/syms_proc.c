@@ -73,13 +73,20 @@ static long long now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+/* The link to @k's process in its bucket, or the bucket's last, NULL, if it has none. */
+static struct proc **proc_link(struct syms *s, const struct proc_key *k)
+{
+	struct proc **pp = &s->procs[proc_hash(k)];
+
+	while (*pp && ((*pp)->key.tgid != k->tgid || (*pp)->key.exec_id != k->exec_id ||
+		       (*pp)->key.start_ns != k->start_ns))
+		pp = &(*pp)->next;
+	return pp;
+}
+
 struct proc *proc__find(struct syms *s, const struct proc_key *k)
 {
-	for (struct proc *p = s->procs[proc_hash(k)]; p; p = p->next)
-		if (p->key.tgid == k->tgid && p->key.exec_id == k->exec_id &&
-		    p->key.start_ns == k->start_ns)
-			return p;
-	return NULL;
+	return *proc_link(s, k);
 }
 
 /* Is exec count @a before @b? Both are a counter's low bits: by their difference. */
@@ -326,7 +333,6 @@ static int track(struct syms *s, const struct proc_key *k, bool seen)
 			return 0;
 		/* Read in its loader: what it has mapped since is in this stack. */
 		p->prefetched = false;
-		s->prefetched--;
 		proc__place(s, p);
 		return syms__refresh(s, k);
 	}
@@ -357,29 +363,15 @@ int syms__track(struct syms *s, const struct proc_key *k)
 	return track(s, k, true);
 }
 
-/*
- * Processes read at their exec that no stack has shown yet, at most: most
- * exit unseen, and one seen later is read again then.
- */
-#define PREFETCH_MAX 1024
-
-static void drop_prefetched(struct syms *s)
+/* Lets @k's process go if it is still one read at its exec that no stack has shown. */
+static void drop_prefetched(struct syms *s, const struct proc_key *k)
 {
-	for (int i = 0; i < BUCKETS; i++) {
-		struct proc **pp = &s->procs[i];
+	struct proc **pp = proc_link(s, k), *p = *pp;
 
-		while (*pp) {
-			struct proc *p = *pp;
-
-			if (p->prefetched) {
-				*pp = p->next;
-				proc__free(s, p);
-			} else {
-				pp = &p->next;
-			}
-		}
+	if (p && p->prefetched) {
+		*pp = p->next;
+		proc__free(s, p);
 	}
-	s->prefetched = 0;
 }
 
 /* For the runtimes' names: is @k a process forgotten, or about to be? */
@@ -401,7 +393,6 @@ void syms__forget_exited(struct syms *s)
 
 			if (p->exited) {
 				*pp = p->next;
-				s->prefetched -= p->prefetched;
 				proc__free(s, p);
 				continue;
 			}
@@ -415,20 +406,20 @@ void syms__forget_exited(struct syms *s)
 
 int syms__prefetch(struct syms *s, const struct proc_key *k)
 {
+	struct proc_key *oldest = &s->prefetched[s->prefetch_next];
 	struct proc *p;
 	int err;
 
 	/* As many as the BPF side sends (EXEC_NOTE_RATE). */
 	if (proc__find(s, k))
 		return 0;
-	if (s->prefetched >= PREFETCH_MAX)
-		drop_prefetched(s);
+	drop_prefetched(s, oldest);
+	*oldest = *k;
+	s->prefetch_next = (s->prefetch_next + 1) % PREFETCH_MAX;
 	err = track(s, k, false);
 	p = proc__find(s, k);
-	if (p) {
+	if (p)
 		p->prefetched = true;
-		s->prefetched++;
-	}
 	return err;
 }
 
