@@ -37,16 +37,19 @@ enum proc_note_kind {
 };
 
 /*
- * Processes read at their exec, a second, after a burst: each costs some
- * 60 system calls (its maps read and each binary's identity checked, and
- * again as its loader maps libraries), and a host that execs thousands a
- * second (a build) would have the tool spend a CPU on processes no stack
- * shows. The BPF side sends no more notes than that (stack_on_exec()),
- * so that those execs do not wake user space either. The rest are read
- * when a stack first shows them (PROC_SEEN): their first samples walked
- * by frame pointers, and one gone by then [unknown]; counted, and said.
+ * Processes read at their exec, a second, after a burst. Each read is
+ * some 0.1 ms of the tool's CPU, most of it the kernel making the new
+ * process's /proc files and printing its stat and maps: at 100 a second
+ * that was over 1% of a CPU beside a host's steady churn, for processes
+ * most of which no stack shows. A burst (a test suite, a cron job) is read
+ * whole; a host that execs hundreds a second (a build) has 25 of them a
+ * second read. The BPF side sends no more notes than that
+ * (stack_on_exec()), so that those execs do not wake user space either.
+ * The rest are read when a stack first shows them (PROC_SEEN): their
+ * first samples walked by frame pointers, and one gone by then
+ * [unknown]; counted, and said.
  */
-#define EXEC_NOTE_RATE	100
+#define EXEC_NOTE_RATE	25
 #define EXEC_NOTE_BURST	250
 
 /* The counts of notes_lost, per CPU. */

@@ -94,6 +94,13 @@ int syms__track(struct syms *s, const struct proc_key *p);
 bool syms__alive(struct syms *s, const struct proc_key *p);
 
 /*
+ * Had @p exited when syms__forget_exited() looked, a moment ago? 1 or 0,
+ * or -ENOENT if @p is not held: for its observer's forgot(), which would
+ * otherwise read each process's stat file a second time.
+ */
+int syms__found_exited(struct syms *s, const struct proc_key *p);
+
+/*
  * As syms__track(), for a process that has just exec'd and may never be in
  * a stack: when there are many such, they are forgotten.
  */

@@ -81,6 +81,7 @@ struct proc {
 	unsigned int rereads;	/* how often since */
 	bool reread;		/* asked to read them again, too soon after the last time */
 	bool prefetched;	/* read at its exec, not yet in a stack */
+	bool unfiled_code;	/* code mapped from no file we read: a JIT's, named by its perf map */
 	bool exited;		/* found exited by syms__forget_exited() */
 	bool superseded;	/* its process has exec'd since: not read again */
 	bool counted;		/* ... and its loss is in syms' losses */
@@ -112,7 +113,7 @@ struct losses {
 
 /*
  * Processes read at their exec and not yet in a stack that are kept, the
- * latest: a burst of exec notes (EXEC_NOTE_BURST), or 2.5 s of them at
+ * latest: a burst of exec notes (EXEC_NOTE_BURST), or 10 s of them at
  * EXEC_NOTE_RATE. Such an entry serves a process that exits between its
  * first sample and the note of it, a few milliseconds; one that first
  * shows in a stack later is alive then, and read again. Kept until a
@@ -140,6 +141,11 @@ struct syms {
 	/* The last PREFETCH_MAX processes read at their exec; [prefetch_next] goes next. */
 	struct proc_key prefetched[PREFETCH_MAX];
 	size_t prefetch_next;
+	/*
+	 * Where a maps file is read: whole at a time, where stdio's 1 KiB
+	 * (a /proc file's block size) took a system call per 7 lines.
+	 */
+	char maps_buf[64 << 10];
 	struct runtime_names *runtime_names;	/* interpreted runtimes' frames, named */
 	bool raw_names;			/* C++ and Rust names as the symbol tables have them */
 	uint64_t budget;		/* bytes the binaries' tables and perf maps may hold */

@@ -138,6 +138,13 @@ bool syms__alive(struct syms *s, const struct proc_key *k)
 	return alive(s, k, &uid, &reused);
 }
 
+int syms__found_exited(struct syms *s, const struct proc_key *k)
+{
+	struct proc *p = proc__find(s, k);
+
+	return p ? p->exited : -ENOENT;
+}
+
 bool proc__same(struct syms *s, struct proc *p)
 {
 	bool reused;
@@ -240,6 +247,17 @@ static void proc__place(struct syms *s, struct proc *p)
 	p->nspid = procfile__nspid(p->key.tgid);
 }
 
+/*
+ * While it lives, for its perf map, which is read when a frame needs it:
+ * of a process seen in a stack that runs code from no file. Two calls
+ * most processes, which have none, are spared.
+ */
+static void place_for_jit(struct syms *s, struct proc *p)
+{
+	if (p->unfiled_code && !p->gone && !p->prefetched)
+		proc__place(s, p);
+}
+
 /* The binary @p maps at @e; NULL if it cannot be opened. */
 static struct binary *mapped_binary(struct syms *s, struct proc *p, const struct maps_entry *e)
 {
@@ -294,6 +312,7 @@ static void read_maps(struct syms *s, struct proc *p)
 		p->gone = true;
 		return;
 	}
+	setvbuf(f, s->maps_buf, _IOFBF, sizeof(s->maps_buf));
 	p->read_ms = now_ms();
 	while (fgets(line, sizeof(line), f)) {
 		struct binary *bin = NULL;
@@ -314,6 +333,8 @@ static void read_maps(struct syms *s, struct proc *p)
 		} else if (e.path[0] == '/') {
 			bin = mapped_binary(s, p, &e);
 		}
+		if (!bin && strcmp(e.path, "[vsyscall]"))
+			p->unfiled_code = true;
 		if (add_vma(p, &cap, &(struct vma){ e.start, e.end, e.pgoff, bin }))
 			break;
 	}
@@ -333,7 +354,7 @@ static int track(struct syms *s, const struct proc_key *k, bool seen)
 			return 0;
 		/* Read in its loader: what it has mapped since is in this stack. */
 		p->prefetched = false;
-		proc__place(s, p);
+		place_for_jit(s, p);
 		return syms__refresh(s, k);
 	}
 	p = calloc(1, sizeof(*p));
@@ -351,10 +372,9 @@ static int track(struct syms *s, const struct proc_key *k, bool seen)
 		p->gone = true;
 		return -ESRCH;
 	}
-	/* While it lives, for its perf map, which is read when a frame needs it. */
-	if (seen)
-		proc__place(s, p);
 	read_maps(s, p);
+	if (seen)
+		place_for_jit(s, p);
 	return p->gone ? -ESRCH : 0;
 }
 
@@ -450,6 +470,7 @@ int syms__refresh(struct syms *s, const struct proc_key *k)
 	p->vmas = NULL;
 	p->nvmas = 0;
 	read_maps(s, p);
+	place_for_jit(s, p);
 	return p->gone ? -ESRCH : 0;
 }
 

@@ -254,8 +254,11 @@ static void trace(struct unwinder *u, const struct proc_key *k, struct table **t
 	u->traced[k->tgid % TRACED_BUCKETS] = p;
 }
 
-/* Drops the entries of the processes that have exited, and their holds. How many. */
-static size_t sweep_exited(struct unwinder *u)
+/*
+ * Drops the entries of the processes that have exited, and their holds;
+ * @just_checked: as the symbolizer has just found them. How many.
+ */
+static size_t sweep_exited(struct unwinder *u, bool just_checked)
 {
 	size_t dropped = 0;
 
@@ -264,8 +267,11 @@ static size_t sweep_exited(struct unwinder *u)
 
 		while (*pp) {
 			__u32 tgid = (*pp)->key.tgid;
+			int exited = just_checked ? syms__found_exited(u->syms, &(*pp)->key) : -ENOENT;
 
-			if (syms__alive(u->syms, &(*pp)->key)) {
+			if (exited < 0)
+				exited = !syms__alive(u->syms, &(*pp)->key);
+			if (!exited) {
 				pp = &(*pp)->next;
 				continue;
 			}
@@ -300,7 +306,7 @@ static bool make_room(struct unwinder *u)
 
 	if (u->fruitless_ms && (!u->entered || now_ms() - u->fruitless_ms < 1000))
 		return false;
-	dropped = sweep_exited(u);
+	dropped = sweep_exited(u, false);
 	released = release_unused(u, true);
 	pr_debug("unwinder: rows full: %zu exited processes forgotten, %zu binaries' rows given "
 		 "back", dropped, released);
@@ -615,7 +621,7 @@ static bool forget_exited(struct unwinder *u)
 
 	if (u->full++ % 64)
 		return false;
-	dropped = sweep_exited(u);
+	dropped = sweep_exited(u, false);
 	pr_debug("unwinder: processes' map full: dropped %zu that exited", dropped);
 	if (dropped)
 		u->full = 0;
@@ -656,7 +662,7 @@ static void on_forgot(void *ctx)
 
 	u->sweeps++;
 	unhold_fresh(u);
-	dropped = sweep_exited(u);
+	dropped = sweep_exited(u, true);
 	released = release_unused(u, false);
 	rowstore__trim(u->rows);
 	pr_debug("unwinder: %zu exited processes forgotten, %zu binaries' rows given back, "
