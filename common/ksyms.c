@@ -2,19 +2,25 @@
 /* kallsyms loaded once, sorted, searched by bisection, with no "last symbol" fallthrough. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ksyms.h"
 
+/*
+ * 120,000 of them on a distribution kernel: each name a strdup() and each
+ * entry three words took 7.3 MiB of every stack tool's heap. Names now
+ * lie end to end in one block, and an entry is 16 bytes.
+ */
 struct ksym {
 	uint64_t addr;
-	const char *name;
-	const char *module;	/* NULL: core kernel */
+	uint32_t name;		/* offset in ksyms.names */
+	uint32_t module;	/* offset in ksyms.names, + 1; 0: core kernel */
 };
 
 struct module_range {
-	const char *name;
+	uint32_t name;		/* offset in ksyms.names */
 	uint64_t start, end;
 };
 
@@ -25,34 +31,56 @@ struct ksyms {
 	size_t nmods;
 	uint64_t etext;		/* end of the core kernel's text; 0 if unknown */
 	uint64_t einittext;	/* end of its init text, which lies above; 0 if unknown */
-	char **strings;
-	size_t nstrings, strings_cap;
-	const char *last_module;
+	char *names;
+	size_t names_len, names_cap;
+	uint32_t last_module;	/* as ksym.module: 0 none yet */
 };
 
-static const char *keep(struct ksyms *k, const char *s)
+/* @s appended to the names: its offset, or -ENOMEM. */
+static int64_t keep(struct ksyms *k, const char *s)
 {
-	if (k->nstrings == k->strings_cap) {
-		size_t cap = k->strings_cap ? k->strings_cap * 2 : 1024;
-		char **t = realloc(k->strings, cap * sizeof(*t));
+	size_t len = strlen(s) + 1;
+	size_t off = k->names_len;
 
+	if (len > UINT32_MAX - 1 - off)
+		return -ENOMEM;
+	if (off + len > k->names_cap) {
+		size_t cap = k->names_cap ? k->names_cap * 2 : 1 << 20;
+		char *t;
+
+		while (cap < off + len)
+			cap *= 2;
+		t = realloc(k->names, cap);
 		if (!t)
-			return NULL;
-		k->strings = t;
-		k->strings_cap = cap;
+			return -ENOMEM;
+		k->names = t;
+		k->names_cap = cap;
 	}
-	return k->strings[k->nstrings++] = strdup(s);
+	memcpy(k->names + off, s, len);
+	k->names_len += len;
+	return off;
 }
 
-/* Module names repeat thousands of times: share the last one. */
-static const char *module_name(struct ksyms *k, const char *m)
+/* Module names repeat thousands of times: share the last one. As ksym.module, or -ENOMEM. */
+static int64_t module_name(struct ksyms *k, const char *m)
 {
-	if (k->last_module && !strcmp(k->last_module, m))
+	int64_t off;
+
+	if (k->last_module && !strcmp(k->names + k->last_module - 1, m))
 		return k->last_module;
 	for (size_t i = 0; i < k->nmods; i++)
-		if (!strcmp(k->mods[i].name, m))
-			return k->last_module = k->mods[i].name;
-	return k->last_module = keep(k, m);
+		if (!strcmp(k->names + k->mods[i].name, m))
+			return k->last_module = k->mods[i].name + 1;
+	off = keep(k, m);
+	return off < 0 ? off : (k->last_module = off + 1);
+}
+
+/* @p cut to @size, or @p as it was if it cannot be. */
+static void *shrunk(void *p, size_t size)
+{
+	void *t = size ? realloc(p, size) : NULL;
+
+	return t ? t : p;
 }
 
 static int cmp_ksym(const void *a, const void *b)
@@ -81,6 +109,7 @@ struct ksyms *ksyms__parse(FILE *kallsyms, FILE *modules)
 	char line[512], mod[128];
 	unsigned long long addr, size;
 	struct ksym_line l;
+	int64_t off, module;
 
 	if (!k)
 		return NULL;
@@ -94,7 +123,10 @@ struct ksyms *ksyms__parse(FILE *kallsyms, FILE *modules)
 		if (!t)
 			goto err;
 		k->mods = t;
-		k->mods[k->nmods++] = (struct module_range){ keep(k, mod), addr, addr + size };
+		off = keep(k, mod);
+		if (off < 0)
+			goto err;
+		k->mods[k->nmods++] = (struct module_range){ off, addr, addr + size };
 	}
 	while (kallsyms && fgets(line, sizeof(line), kallsyms)) {
 		if (ksyms__parse_line(line, &l))
@@ -119,11 +151,17 @@ struct ksyms *ksyms__parse(FILE *kallsyms, FILE *modules)
 			k->syms = t;
 			k->cap = cap;
 		}
-		k->syms[k->n++] = (struct ksym){ l.addr, keep(k, l.name),
-						 l.module[0] ? module_name(k, l.module) : NULL };
+		off = keep(k, l.name);
+		module = l.module[0] ? module_name(k, l.module) : 0;
+		if (off < 0 || module < 0)
+			goto err;
+		k->syms[k->n++] = (struct ksym){ l.addr, off, module };
 	}
 	if (k->n)
 		qsort(k->syms, k->n, sizeof(*k->syms), cmp_ksym);
+	/* Kept for the run: what doubling left over goes back. */
+	k->syms = shrunk(k->syms, k->n * sizeof(*k->syms));
+	k->names = shrunk(k->names, k->names_len);
 	return k;
 err:
 	ksyms__free(k);
@@ -150,9 +188,7 @@ void ksyms__free(struct ksyms *k)
 {
 	if (!k)
 		return;
-	for (size_t i = 0; i < k->nstrings; i++)
-		free(k->strings[i]);
-	free(k->strings);
+	free(k->names);
 	free(k->syms);
 	free(k->mods);
 	free(k);
@@ -176,8 +212,9 @@ static bool in_region(const struct ksyms *k, size_t i, uint64_t addr)
 	if (!s->module)
 		return !k->etext || addr < k->etext ||
 		       (s->addr >= k->etext && (!k->einittext || addr < k->einittext));
+	/* Its name was kept once, with its range if it has one. */
 	for (size_t m = 0; m < k->nmods; m++)
-		if (k->mods[m].name == s->module || !strcmp(k->mods[m].name, s->module))
+		if (k->mods[m].name + 1 == s->module)
 			return addr >= k->mods[m].start && addr < k->mods[m].end;
 	/*
 	 * [bpf], [kprobes]: no sizes anywhere, so only the next symbol bounds
@@ -207,6 +244,6 @@ const char *ksyms__find(const struct ksyms *k, uint64_t addr, uint64_t *start,
 	if (!in_region(k, lo, addr))
 		return NULL;
 	*start = k->syms[lo].addr;
-	*module = k->syms[lo].module;
-	return k->syms[lo].name;
+	*module = k->syms[lo].module ? k->names + k->syms[lo].module - 1 : NULL;
+	return k->names + k->syms[lo].name;
 }
