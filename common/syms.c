@@ -298,6 +298,13 @@ void syms__warn_losses(const struct syms *s)
 		pr_warn("symbols read again %llu times after --symbol-memory (%llu MiB) let them "
 			"go: raise it to save that work", l->reread,
 			(unsigned long long)(s->budget >> 20));
+	if (l->unmapped)
+		pr_debug("symbols of %llu binaries let go when no process mapped them, read again "
+			 "%llu times when one did", l->unmapped, l->remapped);
+	if (l->unmapped_gone)
+		pr_warn("%llu binaries' symbols were let go when no process mapped them, and their "
+			"files were gone when a frame needed them again: their frames are [unknown]",
+			l->unmapped_gone);
 	if (l->gone)
 		pr_warn("%llu binaries' symbols were let go to stay within --symbol-memory "
 			"(%llu MiB) and their files were gone when needed again: their frames are "

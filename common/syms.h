@@ -115,8 +115,10 @@ int syms__refresh(struct syms *s, const struct proc_key *p);
 
 /*
  * For runs without end: forgets the processes that had already exited at
- * the last call, so that memory stays bounded however many come and go.
- * Call it after each report: anything they did is in one already.
+ * the last call, and the tables of binaries that none of those left maps
+ * and no frame named since, so that memory stays bounded however many
+ * processes and binaries come and go. Call it after each report: anything
+ * they did is in one already.
  */
 void syms__forget_exited(struct syms *s);
 

@@ -359,6 +359,15 @@ struct binary *binary__get(struct syms *s, int fd, const struct stat *st,
 				observe_binary(s, b);
 			}
 		}
+		/*
+		 * Its tables let go, and mapped again: this process may be gone
+		 * by the report that names its frames, so its file is held.
+		 */
+		if (b->evicted && !b->loaded && b->fd < 0 && syms__can_hold(s, fd)) {
+			b->fd = fd;
+			s->open_fds++;
+			return b;
+		}
 		close(fd);
 		return b;
 	}
@@ -443,13 +452,13 @@ static bool same_file(const struct binary *b, int fd)
 }
 
 /*
- * @b's tables were let go and a frame needs them: its file again, the very
- * one a process maps (its map_files entry), or else by its path in its
- * root. Whether it could be.
+ * @b's tables were let go and a frame needs them: its file again, held
+ * since a process mapped it again, or the very one a process maps (its
+ * map_files entry), or else by its path in its root. Whether it could be.
  */
 static bool binary_reopen(struct syms *s, struct binary *b)
 {
-	int fd = -1;
+	int fd = b->fd;
 
 	for (int i = 0; i < BUCKETS && fd < 0; i++)
 		for (struct proc *p = s->procs[i]; p && fd < 0; p = p->next)
@@ -478,12 +487,20 @@ static bool binary_reopen(struct syms *s, struct binary *b)
 	}
 	if (fd < 0) {
 		b->loaded = b->failed = true;
-		s->lost.gone++;
+		if (b->unmapped)
+			s->lost.unmapped_gone++;
+		else
+			s->lost.gone++;
 		return false;
 	}
-	b->fd = fd;
-	s->open_fds++;
-	s->lost.reread++;
+	if (b->fd < 0) {
+		b->fd = fd;
+		s->open_fds++;
+	}
+	if (b->unmapped)
+		s->lost.remapped++;
+	else
+		s->lost.reread++;
 	return true;
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* The symbolizer's memory budget: the tables named least recently are let go, to be read again if needed. */
+/* The symbolizer's memory: within its budget, and only for what is mapped; tables let go are read again if needed. */
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,7 @@ static void binary_evict(struct syms *s, struct binary *b)
 {
 	symtab__free(&b->syms);
 	memset(&b->syms, 0, sizeof(b->syms));
+	s->open_fds -= !!b->inlines;	/* its DWARF's descriptor */
 	inlines__free(b->inlines);
 	b->inlines = NULL;
 	gopclntab__free(b->go);
@@ -37,7 +39,6 @@ static void binary_evict(struct syms *s, struct binary *b)
 	b->evicted = true;
 	s->held -= b->bytes;
 	b->bytes = 0;
-	s->lost.evicted++;
 }
 
 static void proc_evict(struct syms *s, struct proc *p)
@@ -123,11 +124,48 @@ void syms__trim(struct syms *s)
 	qsort(v, n, sizeof(*v), cmp_lru);
 	/* Down to three quarters, so that the next trims have room to keep. */
 	for (size_t i = 0; i < n && s->held + names > s->budget / 4 * 3; i++) {
-		if (v[i].b)
+		if (v[i].b) {
 			binary_evict(s, v[i].b);
-		else
+			v[i].b->unmapped = false;
+			s->lost.evicted++;
+		} else {
 			proc_evict(s, v[i].p);
+		}
 	}
 	free(v);
 	s->trimmed = s->clock;
+}
+
+/*
+ * A run without end meets every binary the host runs, and those of the
+ * last deploy, the last CI job or the last package upgrade are mapped by
+ * no one once it is done: kept until --symbol-memory filled, their tables
+ * made the tool grow by each new binary for hours. Those that no process
+ * held maps (exited ones are held until the report after their exit, for
+ * their stacks) and that named no frame in the report just made go now; a
+ * process that maps one later has it read again. The pages freed go back
+ * to the kernel, or the tool's resident memory would not follow.
+ */
+void budget__release_unmapped(struct syms *s)
+{
+	uint64_t gen = ++s->forgets;
+	size_t n = 0;
+
+	for (int i = 0; i < BUCKETS; i++)
+		for (struct proc *p = s->procs[i]; p; p = p->next)
+			for (size_t k = 0; k < p->nvmas; k++)
+				if (p->vmas[k].bin)
+					p->vmas[k].bin->mapped = gen;
+	for (int i = 0; i < BUCKETS; i++)
+		for (struct binary *b = s->binaries[i]; b; b = b->next) {
+			if (!b->loaded || b->failed || b->mapped == gen || b->used > s->forgot)
+				continue;
+			binary_evict(s, b);
+			b->unmapped = true;
+			s->lost.unmapped++;
+			n++;
+		}
+	s->forgot = s->clock;
+	if (n)
+		malloc_trim(0);
 }

@@ -54,7 +54,9 @@ struct binary {
 	struct runtime_binary *runtime;	/* the interpreter it holds, if any */
 	uint64_t used;			/* when it last named a frame, by syms' clock */
 	uint64_t bytes;			/* its tables' size when last counted in syms' held */
-	bool evicted;			/* its tables let go for the budget: read again when needed */
+	bool evicted;			/* its tables let go: read again when needed */
+	bool unmapped;			/* ... as no process mapped it, not for the budget */
+	uint64_t mapped;		/* the last syms__forget_exited() that found it mapped */
 	long long checked_ms;		/* when a stat last found it the file mapped, monotonic */
 };
 
@@ -109,6 +111,9 @@ struct losses {
 	unsigned long long evicted;	/* binaries' and perf maps' tables let go for the budget */
 	unsigned long long reread;	/* ... read again when needed */
 	unsigned long long gone;	/* ... whose file was gone by then */
+	unsigned long long unmapped;	/* binaries' tables let go as no process mapped them */
+	unsigned long long remapped;	/* ... read again when a process mapped them again */
+	unsigned long long unmapped_gone;	/* ... whose file was gone by then */
 };
 
 /*
@@ -152,6 +157,8 @@ struct syms {
 	uint64_t held;			/* ... hold, as last counted */
 	uint64_t clock;			/* a tick each lookup, for least-recently-used */
 	uint64_t trimmed;		/* the clock at the last syms__trim() */
+	uint64_t forgot;		/* ... at the last syms__forget_exited() */
+	uint64_t forgets;		/* how many there were */
 	struct binary **recent;		/* binaries named since, to count again */
 	size_t nrecent, recent_cap;
 };
@@ -205,5 +212,10 @@ void proc__free(struct syms *s, struct proc *p);
 
 /* @b names a frame: counted again at the next syms__trim(), if the first since the last. */
 void budget__note(struct syms *s, struct binary *b);
+/*
+ * After a report: lets go of the tables of the binaries that no process
+ * held maps and that named no frame since the last call.
+ */
+void budget__release_unmapped(struct syms *s);
 
 #endif

@@ -420,6 +420,7 @@ void syms__forget_exited(struct syms *s)
 			pp = &p->next;
 		}
 	}
+	budget__release_unmapped(s);
 	if (s->observer.forgot)
 		s->observer.forgot(s->observer.ctx);
 }

@@ -2,7 +2,7 @@
 # Shared benchmark helpers: startup time, peak RSS and attached-vs-not throughput, as medians.
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BIN=$ROOT/build/bin
+BIN=${BENCH_BIN:-$ROOT/build/bin}
 WL=$ROOT/build/tests
 
 # bpftrace and perf find tracepoints through tracefs.
