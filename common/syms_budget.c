@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The symbolizer's memory: within its budget, and only for what is mapped; tables let go are read again if needed. */
-#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,13 +142,12 @@ void syms__trim(struct syms *s)
  * made the tool grow by each new binary for hours. Those that no process
  * held maps (exited ones are held until the report after their exit, for
  * their stacks) and that named no frame in the report just made go now; a
- * process that maps one later has it read again. The pages freed go back
- * to the kernel, or the tool's resident memory would not follow.
+ * process that maps one later has it read again. (The report hands the
+ * pages freed back to the kernel.)
  */
 void budget__release_unmapped(struct syms *s)
 {
 	uint64_t gen = ++s->forgets;
-	size_t n = 0;
 
 	for (int i = 0; i < BUCKETS; i++)
 		for (struct proc *p = s->procs[i]; p; p = p->next)
@@ -163,9 +161,6 @@ void budget__release_unmapped(struct syms *s)
 			binary_evict(s, b);
 			b->unmapped = true;
 			s->lost.unmapped++;
-			n++;
 		}
 	s->forgot = s->clock;
-	if (n)
-		malloc_trim(0);
 }
