@@ -46,7 +46,7 @@ CFLAGS    += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 # of the kernel's types (vmlinux/ARCH/vmlinux.h) and of registers.
 BPF_CFLAGS := -g -O2 -Wall -Wno-unused-function -target bpf -D__TARGET_ARCH_$(ARCH) \
 	-I vmlinux/$(ARCH) -I bpf $(addprefix -I ,$(wildcard /usr/include/$(GNU_ARCH)))
-LDLIBS    := -lbpf -ldw -lelf -lz -llzma -lcapstone -liberty
+LDLIBS    := -lbpf -ldw -lelf -lz -llzma -liberty
 
 ifneq ($(CROSS),)
 SYSROOT   ?= build/cache/sysroot-$(ARCH)
@@ -64,11 +64,12 @@ endif
 ifeq ($(STATIC),1)
 LDFLAGS   += -static
 WORKLOAD_LDFLAGS := -static
-LDLIBS    += -lpthread
+LDLIBS    += -lcapstone -lpthread
 CFLAGS    += -DBPFSCOPE_STATIC
 DEPS_GROUPS := build $(if $(CROSS),cross,static)
 else
-# libdebuginfod is loaded at run time, for --debuginfod only.
+# libdebuginfod, capstone and libmicrohttpd are loaded at run time, when
+# --debuginfod, a disassembly or --prometheus first needs them (common/lazylib.c).
 LDLIBS    += -ldl
 DEPS_GROUPS := build $(if $(CROSS),cross)
 endif
@@ -81,8 +82,6 @@ MHD_DIR   := build/cache/microhttpd-$(ARCH)
 MHD_LIB   := $(MHD_DIR)/lib/libmicrohttpd.a
 CFLAGS    += -isystem $(MHD_DIR)/include
 LDLIBS    := $(MHD_LIB) $(LDLIBS)
-else
-LDLIBS    += -lmicrohttpd
 endif
 
 ifeq ($(V),1)

@@ -8,6 +8,41 @@
 #include <unistd.h>
 
 #include "disasm.h"
+#include "lazylib.h"
+#include "tool.h"
+
+static struct capstone cs;
+
+static const struct lazysym cs_syms[] = {
+	LAZYSYM(struct capstone, open, cs_open),
+	LAZYSYM(struct capstone, malloc, cs_malloc),
+	LAZYSYM(struct capstone, disasm_iter, cs_disasm_iter),
+	LAZYSYM(struct capstone, free, cs_free),
+	LAZYSYM(struct capstone, close, cs_close),
+};
+
+#define STR(x) #x
+#define SONAME(major) "libcapstone.so." STR(major)
+
+static struct lazylib capstone = {
+	.soname = SONAME(CS_API_MAJOR),
+	.syms = cs_syms,
+	.nsyms = sizeof(cs_syms) / sizeof(cs_syms[0]),
+	.table = &cs,
+};
+
+const struct capstone *disasm__capstone(void)
+{
+	static bool said;
+
+	if (!lazylib__load(&capstone))
+		return &cs;
+	if (!said)
+		pr_warn("cannot load %s (%s): Go functions' returns and the parts of Python's "
+			"loop are not found without it", capstone.soname, lazylib__why(&capstone));
+	said = true;
+	return NULL;
+}
 
 int disasm__read(int fd, uint64_t off, uint64_t size, uint8_t **out)
 {
@@ -70,22 +105,24 @@ ssize_t disasm__jumps_out(int fd, unsigned int machine, uint64_t off, uint64_t s
 	size_t n = 0, cap = 0, left = size;
 	uint8_t *buf;
 	cs_insn *insn;
-	csh cs;
+	csh h;
 	int err;
 
 	if (machine != EM_X86_64 && machine != EM_AARCH64)
 		return -ENOTSUP;
+	if (!disasm__capstone())
+		return -ENOTSUP;
 	err = disasm__read(fd, off, size, &buf);
 	if (err)
 		return err;
-	if (cs_open(arch, mode, &cs) != CS_ERR_OK) {
+	if (cs.open(arch, mode, &h) != CS_ERR_OK) {
 		free(buf);
 		return -ENOMEM;
 	}
-	insn = cs_malloc(cs);
+	insn = cs.malloc(h);
 	code = buf;
 	while (insn && left) {
-		if (!cs_disasm_iter(cs, &code, &left, &at, insn)) {
+		if (!cs.disasm_iter(h, &code, &left, &at, insn)) {
 			/* Data or padding: on to the next word (arm64) or byte. */
 			size_t step = machine == EM_AARCH64 ? 4 : 1;
 
@@ -111,10 +148,10 @@ ssize_t disasm__jumps_out(int fd, unsigned int machine, uint64_t off, uint64_t s
 		v[n++] = target;
 	}
 	if (insn)
-		cs_free(insn, 1);
+		cs.free(insn, 1);
 	else
 		err = -ENOMEM;
-	cs_close(&cs);
+	cs.close(&h);
 	free(buf);
 	if (err) {
 		free(v);

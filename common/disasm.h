@@ -3,9 +3,24 @@
 #ifndef BPFSCOPE_DISASM_H
 #define BPFSCOPE_DISASM_H
 
+#include <capstone/capstone.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+/* capstone's functions, called through this table: the library is loaded when first needed. */
+struct capstone {
+	cs_err (*open)(cs_arch arch, cs_mode mode, csh *handle);
+	cs_insn *(*malloc)(csh handle);
+	bool (*disasm_iter)(csh handle, const uint8_t **code, size_t *size, uint64_t *address,
+			    cs_insn *insn);
+	void (*free)(cs_insn *insn, size_t count);
+	cs_err (*close)(csh *handle);
+};
+
+/* The table, capstone loaded the first time; NULL (said once) if it cannot be. */
+const struct capstone *disasm__capstone(void);
 
 /* The largest function read. */
 #define DISASM_MAX_FUNC (1u << 20)

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Go functions' return instructions, for uprobes in place of uretprobes, which Go's moving stacks break. */
-#include <capstone/capstone.h>
 #include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -19,22 +18,26 @@ ssize_t goprobe__returns(int fd, unsigned int machine, uint64_t off, uint64_t si
 	uint64_t *v = NULL, at;
 	size_t n = 0, left;
 	uint8_t *buf = NULL;
+	const struct capstone *cs;
 	cs_insn *insn;
-	csh cs;
+	csh h;
 	int err;
 
 	if (machine != EM_X86_64 && machine != EM_AARCH64)
+		return -ENOTSUP;
+	cs = disasm__capstone();
+	if (!cs)
 		return -ENOTSUP;
 	if (size > GOPROBE_MAX_FUNC)
 		return -EFBIG;
 	err = disasm__read(fd, off, size, &buf);
 	if (err)
 		return err;
-	if (cs_open(arch, mode, &cs) != CS_ERR_OK) {
+	if (cs->open(arch, mode, &h) != CS_ERR_OK) {
 		free(buf);
 		return -ENOMEM;
 	}
-	insn = cs_malloc(cs);
+	insn = cs->malloc(h);
 	code = buf;
 	left = size;
 	at = off;
@@ -50,7 +53,7 @@ ssize_t goprobe__returns(int fd, unsigned int machine, uint64_t off, uint64_t si
 
 		if (!insn)
 			break;
-		if (!cs_disasm_iter(cs, &code, &left, &at, insn)) {
+		if (!cs->disasm_iter(h, &code, &left, &at, insn)) {
 			if (machine != EM_AARCH64 || left < 4)
 				break;
 			code += 4;
@@ -69,14 +72,14 @@ ssize_t goprobe__returns(int fd, unsigned int machine, uint64_t off, uint64_t si
 		v[n++] = insn->address;
 	}
 	if (insn)
-		cs_free(insn, 1);
+		cs->free(insn, 1);
 	else
 		err = -ENOMEM;
 	/* Stopped short of the padding: a return might be in what was not decoded. */
 	for (; !err && left; left--, code++)
 		if (*code != (machine == EM_X86_64 ? 0xcc : 0))
 			err = -EILSEQ;
-	cs_close(&cs);
+	cs->close(&h);
 	free(buf);
 	if (err) {
 		free(v);

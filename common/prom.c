@@ -12,6 +12,7 @@
 #include <microhttpd.h>
 
 #include "escape.h"
+#include "lazylib.h"
 #include "prom.h"
 #include "report.h"
 #include "tool.h"
@@ -92,6 +93,45 @@ static struct {
 	struct family families[MAX_FAMILIES];
 	int nfamilies;
 } prom = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* libmicrohttpd's functions, through a table: the library is loaded by prom__start(). */
+static struct microhttpd {
+	struct MHD_Daemon *(*start_daemon)(unsigned int flags, uint16_t port,
+					   MHD_AcceptPolicyCallback apc, void *apc_cls,
+					   MHD_AccessHandlerCallback dh, void *dh_cls, ...);
+	void (*stop_daemon)(struct MHD_Daemon *daemon);
+	const union MHD_DaemonInfo *(*get_daemon_info)(struct MHD_Daemon *daemon,
+						       enum MHD_DaemonInfoType type, ...);
+	const union MHD_ConnectionInfo *(*get_connection_info)(struct MHD_Connection *c,
+							       enum MHD_ConnectionInfoType type,
+							       ...);
+	struct MHD_Response *(*create_response_from_buffer)(size_t size, void *buffer,
+							     enum MHD_ResponseMemoryMode mode);
+	enum MHD_Result (*add_response_header)(struct MHD_Response *r, const char *header,
+					       const char *content);
+	enum MHD_Result (*queue_response)(struct MHD_Connection *c, unsigned int status,
+					  struct MHD_Response *r);
+	void (*destroy_response)(struct MHD_Response *r);
+} mhd;
+
+static const struct lazysym mhd_syms[] = {
+	LAZYSYM(struct microhttpd, start_daemon, MHD_start_daemon),
+	LAZYSYM(struct microhttpd, stop_daemon, MHD_stop_daemon),
+	LAZYSYM(struct microhttpd, get_daemon_info, MHD_get_daemon_info),
+	LAZYSYM(struct microhttpd, get_connection_info, MHD_get_connection_info),
+	LAZYSYM(struct microhttpd, create_response_from_buffer, MHD_create_response_from_buffer),
+	LAZYSYM(struct microhttpd, add_response_header, MHD_add_response_header),
+	LAZYSYM(struct microhttpd, queue_response, MHD_queue_response),
+	LAZYSYM(struct microhttpd, destroy_response, MHD_destroy_response),
+};
+
+/* Its soname since 0.9.38 (2014). */
+static struct lazylib microhttpd = {
+	.soname = "libmicrohttpd.so.12",
+	.syms = mhd_syms,
+	.nsyms = sizeof(mhd_syms) / sizeof(mhd_syms[0]),
+	.table = &mhd,
+};
 
 bool prom__active(void)
 {
@@ -339,14 +379,14 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, char
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 
-	r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	r = mhd.create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
 	if (!r) {
 		free(body);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
+	mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = mhd.queue_response(c, status, r);
+	mhd.destroy_response(r);
 	return ret;
 }
 
@@ -401,7 +441,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 
 	(void)cls;
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-		info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		info = mhd.get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 		k = info ? calloc(1, sizeof(*k)) : NULL;
 		if (!k)
 			return;	/* idle timeout only: as without the watchdog */
@@ -435,7 +475,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode code)
 {
 	const union MHD_ConnectionInfo *info =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+		mhd.get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	struct conn *k = info ? info->socket_context : NULL;
 
 	(void)cls, (void)con_cls, (void)code;
@@ -566,6 +606,11 @@ int prom__start(const char *listen, unsigned int max_series)
 
 	if (parse_listen(listen, &ss, &v6))
 		return -EINVAL;	/* cli__parse() said so */
+	if (lazylib__load(&microhttpd)) {
+		pr_err("--prometheus: cannot load %s (%s): install libmicrohttpd12",
+		       microhttpd.soname, lazylib__why(&microhttpd));
+		return -ENOENT;
+	}
 	prom.max_series = max_series;
 	/* The stop signals are the main thread's, never the server's. */
 	sigemptyset(&stop);
@@ -579,7 +624,7 @@ int prom__start(const char *listen, unsigned int max_series)
 		pr_err("--prometheus: cannot start a thread: %s", strerror(-err));
 		return err;
 	}
-	prom.daemon = MHD_start_daemon(
+	prom.daemon = mhd.start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY |
 			(v6 ? MHD_USE_IPv6 : 0),
 		0, NULL, NULL, handle, NULL,
@@ -599,7 +644,7 @@ int prom__start(const char *listen, unsigned int max_series)
 		       err ? strerror(err) : "libmicrohttpd refused");
 		return err ? -err : -EINVAL;
 	}
-	info = MHD_get_daemon_info(prom.daemon, MHD_DAEMON_INFO_BIND_PORT);
+	info = mhd.get_daemon_info(prom.daemon, MHD_DAEMON_INFO_BIND_PORT);
 	if (v6)
 		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host, sizeof(host));
 	else
@@ -614,7 +659,7 @@ unsigned int prom__port(void)
 {
 	const union MHD_DaemonInfo *info;
 
-	info = prom.daemon ? MHD_get_daemon_info(prom.daemon, MHD_DAEMON_INFO_BIND_PORT) : NULL;
+	info = prom.daemon ? mhd.get_daemon_info(prom.daemon, MHD_DAEMON_INFO_BIND_PORT) : NULL;
 	return info ? info->port : 0;
 }
 
@@ -623,7 +668,7 @@ void prom__stop(void)
 	if (!prom.daemon)
 		return;
 	/* Its connections close (NOTIFY_CLOSED) before the watchdog goes. */
-	MHD_stop_daemon(prom.daemon);
+	mhd.stop_daemon(prom.daemon);
 	prom.daemon = NULL;
 	watchdog_stop();
 	if (watch.cut)

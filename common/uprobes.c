@@ -439,6 +439,9 @@ ssize_t uprobes__find_go(int fd, const char *pattern, bool regex, size_t max,
 		}
 		if (err == -EILSEQ)
 			*why = f.name;	/* lives as long as the table: copied below */
+		if (err == -ENOTSUP)
+			*why = "its functions' returns are found in their code by capstone, "
+			       "which is not loaded";
 		if (!err)
 			n++;
 	}

@@ -63,7 +63,7 @@ bool uprobes__is_go(int fd);
  * As uprobes__find(), for a Go binary: its functions from Go's own table
  * (stripped binaries too), each with its return instructions, to be timed
  * without uretprobes. -ENOTSUP for Go before 1.18 or another machine than
- * x86-64 and arm64 (@why says which), -EILSEQ when a matching function
+ * x86-64 and arm64, or without capstone (@why says which), -EILSEQ when a matching function
  * could not be disassembled whole (its name in @why), -EBADMSG for a
  * malformed table.
  */

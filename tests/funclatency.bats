@@ -407,6 +407,11 @@ go_timed() {
 	run "$BIN/funclatency" -r "$BUILD/tests/go/gowork-1.24-strip:main.(unclosed"
 	assert_failure 2
 	assert_output --partial "invalid regular expression"
+	# A host without capstone (a dynamic build loads it when first needed).
+	BPFSCOPE_DISABLE=libcapstone.so.4,libcapstone.so.5 run "$BIN/funclatency" "$BUILD/tests/go/gowork-1.24-strip:main.goTimedBlock"
+	assert_failure 1
+	assert_line --regexp "^funclatency: cannot load libcapstone\.so\.[45] \(BPFSCOPE_DISABLE=libcapstone\.so\.[45]\): Go functions' returns and the parts of Python's loop are not found without it\$"
+	assert_line "funclatency: $BUILD/tests/go/gowork-1.24-strip: its functions' returns are found in their code by capstone, which is not loaded"
 }
 
 @test "funclatency ./app:func: a relative path is from the current directory, as bcc users type it" {

@@ -470,3 +470,28 @@ tens() {
 	assert_line '# TYPE bpfscope_runqlat_wait_seconds histogram'
 	stop_exporter
 }
+
+@test "prometheus: libmicrohttpd is loaded only to serve, and a host without it is told what to install" {
+	require_bpf
+	# Not serving: neither it (and GnuTLS under Debian's) nor capstone is
+	# mapped; each costs every start a few MiB of relocated pages.
+	: > "$T/r.out"
+	"$BIN/runqlat" > "$T/r.out" 2>&1 &
+	XPID=$!
+	wait_for_line "$T/r.out" '^Tracing' 15
+	run grep -c 'libmicrohttpd\|libgnutls\|libcapstone' "/proc/$XPID/maps"
+	assert_output 0
+	stop_bg $XPID
+	XPID=
+	# Serving: a dynamic build maps it now (a static one has it linked in).
+	exporter runqlat
+	if ldd "$BIN/runqlat" > /dev/null 2>&1; then
+		grep -q 'libmicrohttpd\.so\.12' "/proc/$XPID/maps"
+	fi
+	run curl -sf "http://127.0.0.1:$PORT/metrics"
+	assert_success
+	stop_exporter
+	BPFSCOPE_DISABLE=libmicrohttpd.so.12 run timeout 10 "$BIN/runqlat" --prometheus 0
+	assert_failure 1
+	assert_output "runqlat: --prometheus: cannot load libmicrohttpd.so.12 (BPFSCOPE_DISABLE=libmicrohttpd.so.12): install libmicrohttpd12"
+}

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Shared libraries loaded the first time their feature is used (capstone, libmicrohttpd). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifndef BPFSCOPE_STATIC
+#include <dlfcn.h>
+#endif
+
+#include "lazylib.h"
+#include "probe.h"
+
+/*
+ * Why: capstone's tables are 77,000 pointers that the dynamic loader
+ * relocates at every start (3.2 MiB resident, 4 ms), and Debian's
+ * libmicrohttpd brings GnuTLS and six libraries more (2.3 MiB), in every
+ * tool, where few runs disassemble or serve.
+ */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void set(struct lazylib *lib, const struct lazysym *s, void *addr)
+{
+	memcpy((char *)lib->table + s->off, &addr, sizeof(addr));
+}
+
+#ifdef BPFSCOPE_STATIC
+static int resolve(struct lazylib *lib)
+{
+	for (size_t i = 0; i < lib->nsyms; i++)
+		set(lib, &lib->syms[i], lib->syms[i].linked);
+	return 0;
+}
+#else
+static int resolve(struct lazylib *lib)
+{
+	const char *why;
+	void *addr;
+
+	lib->handle = dlopen(lib->soname, RTLD_NOW | RTLD_LOCAL);
+	if (!lib->handle)
+		goto fail;
+	for (size_t i = 0; i < lib->nsyms; i++) {
+		dlerror();
+		addr = dlsym(lib->handle, lib->syms[i].name);
+		if (!addr)
+			goto fail;
+		set(lib, &lib->syms[i], addr);
+	}
+	return 0;
+fail:
+	why = dlerror();
+	snprintf(lib->why, sizeof(lib->why), "%s", why ? why : "no such library");
+	return -ENOENT;
+}
+#endif
+
+static int load(struct lazylib *lib)
+{
+	/* As a host without it: for tests of what the tools say then. */
+	if (probe__disabled(lib->soname))
+		snprintf(lib->why, sizeof(lib->why), "BPFSCOPE_DISABLE=%s", lib->soname);
+	else if (!resolve(lib))
+		return 0;
+	/* Never half a table: a caller checks the result, not each pointer. */
+	for (size_t i = 0; i < lib->nsyms; i++)
+		set(lib, &lib->syms[i], NULL);
+	return -ENOENT;
+}
+
+int lazylib__load(struct lazylib *lib)
+{
+	int err;
+
+	pthread_mutex_lock(&lock);
+	if (!lib->done) {
+		lib->err = load(lib);
+		lib->done = 1;
+	}
+	err = lib->err;
+	pthread_mutex_unlock(&lock);
+	return err;
+}
+
+const char *lazylib__why(const struct lazylib *lib)
+{
+	return lib->why;
+}
