@@ -13,10 +13,10 @@
 #include "probe.h"
 
 /*
- * Why: capstone's tables are 77,000 pointers that the dynamic loader
- * relocates at every start (3.2 MiB resident, 4 ms), and Debian's
- * libmicrohttpd brings GnuTLS and six libraries more (2.3 MiB), in every
- * tool, where few runs disassemble or serve.
+ * Linked as usual, capstone's tables are 77,000 pointers that the dynamic
+ * loader relocates at every start (3.2 MiB resident, 4 ms), and Debian's
+ * libmicrohttpd maps GnuTLS and the eight libraries under it (2.3 MiB),
+ * in every tool, where few runs disassemble or serve.
  */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -52,6 +52,9 @@ static int resolve(struct lazylib *lib)
 fail:
 	why = dlerror();
 	snprintf(lib->why, sizeof(lib->why), "%s", why ? why : "no such library");
+	if (lib->handle)
+		dlclose(lib->handle);
+	lib->handle = NULL;
 	return -ENOENT;
 }
 #endif
@@ -76,7 +79,7 @@ int lazylib__load(struct lazylib *lib)
 	pthread_mutex_lock(&lock);
 	if (!lib->done) {
 		lib->err = load(lib);
-		lib->done = 1;
+		lib->done = true;
 	}
 	err = lib->err;
 	pthread_mutex_unlock(&lock);

@@ -3,6 +3,7 @@
 #ifndef BPFSCOPE_LAZYLIB_H
 #define BPFSCOPE_LAZYLIB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -32,7 +33,7 @@ struct lazylib {
 	int err;
 	char why[160];
 	void *handle;
-	int done;
+	bool done;
 };
 
 /*
