@@ -80,7 +80,7 @@ endif
 ifneq ($(filter 1,$(STATIC))$(CROSS),)
 MHD_DIR   := build/cache/microhttpd-$(ARCH)
 MHD_LIB   := $(MHD_DIR)/lib/libmicrohttpd.a
-CFLAGS    += -isystem $(MHD_DIR)/include
+CFLAGS    += -isystem $(MHD_DIR)/include -DBPFSCOPE_MHD_LINKED
 LDLIBS    := $(MHD_LIB) $(LDLIBS)
 endif
 

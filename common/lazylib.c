@@ -25,19 +25,22 @@ static void set(struct lazylib *lib, const struct lazysym *s, void *addr)
 	memcpy((char *)lib->table + s->off, &addr, sizeof(addr));
 }
 
-#ifdef BPFSCOPE_STATIC
 static int resolve(struct lazylib *lib)
 {
-	for (size_t i = 0; i < lib->nsyms; i++)
-		set(lib, &lib->syms[i], lib->syms[i].linked);
-	return 0;
-}
-#else
-static int resolve(struct lazylib *lib)
-{
+#ifndef BPFSCOPE_STATIC
 	const char *why;
 	void *addr;
+#endif
 
+	if (lib->syms[0].linked) {
+		for (size_t i = 0; i < lib->nsyms; i++)
+			set(lib, &lib->syms[i], lib->syms[i].linked);
+		return 0;
+	}
+#ifdef BPFSCOPE_STATIC
+	snprintf(lib->why, sizeof(lib->why), "not linked into this static build");
+	return -ENOENT;
+#else
 	lib->handle = dlopen(lib->soname, RTLD_NOW | RTLD_LOCAL);
 	if (!lib->handle)
 		goto fail;
@@ -56,8 +59,8 @@ fail:
 		dlclose(lib->handle);
 	lib->handle = NULL;
 	return -ENOENT;
-}
 #endif
+}
 
 static int load(struct lazylib *lib)
 {

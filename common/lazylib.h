@@ -8,9 +8,9 @@
 
 /*
  * One function of a library, and where its address goes in the caller's
- * table of function pointers. A static build links the library and takes
- * the address from the linker; a dynamic one asks dlsym() for it by name,
- * so that naming it here does not make the library a dependency.
+ * table of function pointers. Where the build links the library, the
+ * address is the linker's; otherwise dlsym() is asked for it by name, so
+ * that naming it here does not make the library a dependency.
  */
 struct lazysym {
 	const char *name;
@@ -18,10 +18,14 @@ struct lazysym {
 	void *linked;
 };
 
+#define LAZYSYM_LINKED(table, field, fn) { #fn, offsetof(table, field), (void *)(fn) }
+#define LAZYSYM_LOADED(table, field, fn) { #fn, offsetof(table, field), NULL }
+
+/* A static build links every library it uses. */
 #ifdef BPFSCOPE_STATIC
-#define LAZYSYM(table, field, fn) { #fn, offsetof(table, field), (void *)(fn) }
+#define LAZYSYM LAZYSYM_LINKED
 #else
-#define LAZYSYM(table, field, fn) { #fn, offsetof(table, field), NULL }
+#define LAZYSYM LAZYSYM_LOADED
 #endif
 
 struct lazylib {

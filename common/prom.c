@@ -114,15 +114,22 @@ static struct microhttpd {
 	void (*destroy_response)(struct MHD_Response *r);
 } mhd;
 
+/* Static and cross builds link the library, built from its source (scripts/microhttpd). */
+#ifdef BPFSCOPE_MHD_LINKED
+#define MHD_SYM LAZYSYM_LINKED
+#else
+#define MHD_SYM LAZYSYM_LOADED
+#endif
+
 static const struct lazysym mhd_syms[] = {
-	LAZYSYM(struct microhttpd, start_daemon, MHD_start_daemon),
-	LAZYSYM(struct microhttpd, stop_daemon, MHD_stop_daemon),
-	LAZYSYM(struct microhttpd, get_daemon_info, MHD_get_daemon_info),
-	LAZYSYM(struct microhttpd, get_connection_info, MHD_get_connection_info),
-	LAZYSYM(struct microhttpd, create_response_from_buffer, MHD_create_response_from_buffer),
-	LAZYSYM(struct microhttpd, add_response_header, MHD_add_response_header),
-	LAZYSYM(struct microhttpd, queue_response, MHD_queue_response),
-	LAZYSYM(struct microhttpd, destroy_response, MHD_destroy_response),
+	MHD_SYM(struct microhttpd, start_daemon, MHD_start_daemon),
+	MHD_SYM(struct microhttpd, stop_daemon, MHD_stop_daemon),
+	MHD_SYM(struct microhttpd, get_daemon_info, MHD_get_daemon_info),
+	MHD_SYM(struct microhttpd, get_connection_info, MHD_get_connection_info),
+	MHD_SYM(struct microhttpd, create_response_from_buffer, MHD_create_response_from_buffer),
+	MHD_SYM(struct microhttpd, add_response_header, MHD_add_response_header),
+	MHD_SYM(struct microhttpd, queue_response, MHD_queue_response),
+	MHD_SYM(struct microhttpd, destroy_response, MHD_destroy_response),
 };
 
 /* Its soname since 0.9.38 (2014). */
