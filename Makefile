@@ -155,6 +155,9 @@ $(OUTPUT)/skel/syscall_names.h: | $(OUTPUT)/skel $(SYSROOT_DONE)
 
 $(OUTPUT)/obj/common/syscalls.o: $(OUTPUT)/skel/syscall_names.h
 
+# The one BPF program of the library: the kernel names its addresses (common/klookup.c).
+$(OUTPUT)/obj/common/klookup.o: $(OUTPUT)/skel/ksym.skel.h
+
 $(OUTPUT)/libcommon.a: $(COMMON_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^

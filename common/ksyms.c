@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* kallsyms loaded once, sorted, searched by bisection, with no "last symbol" fallthrough. */
+/* Kernel symbols: asked of the kernel as they are needed, or kallsyms loaded once and bisected. */
+#include <ctype.h>
 #include <errno.h>
+#include <search.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "klookup.h"
+#include "ksym.h"
 #include "ksyms.h"
+#include "tool.h"
 
 /*
  * 120,000 of them on a distribution kernel: each name a strdup() and each
@@ -24,7 +29,24 @@ struct module_range {
 	uint64_t start, end;
 };
 
+/* A function the kernel named: [start, end), its name, then its module's, if any. */
+struct kfunc {
+	uint64_t start, end;
+	uint32_t module;	/* offset in text, + 1; 0: core kernel */
+	char text[];
+};
+
 struct ksyms {
+	/*
+	 * Where the kernel names addresses itself (5.13), it does, once for
+	 * each function: a report names a few hundred, and reading all of
+	 * /proc/kallsyms was a third of a short profile's CPU and 4.5 MiB
+	 * kept. Elsewhere, or once it would not, @fallback is that table.
+	 */
+	struct klookup *lookup;
+	void *named;		/* tsearch() tree of struct kfunc, by range */
+	struct ksyms *fallback;
+
 	struct ksym *syms;
 	size_t n, cap;
 	struct module_range *mods;
@@ -90,15 +112,57 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+static const char *skip_blanks(const char *p)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return p;
+}
+
+/* Copies the word at @p, cut to @size - 1 bytes, up to @stop or a blank; its end. */
+static const char *word(const char *p, char *out, size_t size, char stop)
+{
+	size_t n = 0;
+
+	for (; *p && *p != stop && !isspace((unsigned char)*p); p++)
+		if (n + 1 < size)
+			out[n++] = *p;
+	out[n] = '\0';
+	return p;
+}
+
+/*
+ * By hand, not sscanf(): a stack report reads all 120,000 lines, and
+ * sscanf's format machinery was a quarter of its CPU from start to end.
+ */
 int ksyms__parse_line(const char *line, struct ksym_line *out)
 {
-	unsigned long long addr;
-	int n;
+	const char *p = skip_blanks(line);
+	uint64_t addr = 0;
+	int digits = 0;
 
 	out->module[0] = '\0';
-	n = sscanf(line, "%llx %c %255s [%127[^]]]", &addr, &out->type, out->name, out->module);
-	if (n < 3)
+	for (;; p++, digits++) {
+		int v = *p >= '0' && *p <= '9' ? *p - '0' :
+			(*p | 0x20) >= 'a' && (*p | 0x20) <= 'f' ? (*p | 0x20) - 'a' + 10 : -1;
+
+		if (v < 0)
+			break;
+		addr = addr << 4 | v;
+	}
+	if (!digits || digits > 16)
 		return -EINVAL;
+	p = skip_blanks(p);
+	if (!*p || isspace((unsigned char)*p))
+		return -EINVAL;
+	out->type = *p++;
+	p = skip_blanks(p);
+	if (!*p || isspace((unsigned char)*p))
+		return -EINVAL;
+	p = word(p, out->name, sizeof(out->name), '\0');
+	p = skip_blanks(p);
+	if (*p == '[')
+		word(p + 1, out->module, sizeof(out->module), ']');
 	out->addr = addr;
 	return 0;
 }
@@ -110,6 +174,7 @@ struct ksyms *ksyms__parse(FILE *kallsyms, FILE *modules)
 	unsigned long long addr, size;
 	struct ksym_line l;
 	int64_t off, module;
+	bool sorted = true;
 
 	if (!k)
 		return NULL;
@@ -155,9 +220,11 @@ struct ksyms *ksyms__parse(FILE *kallsyms, FILE *modules)
 		module = l.module[0] ? module_name(k, l.module) : 0;
 		if (off < 0 || module < 0)
 			goto err;
+		sorted = sorted && (!k->n || k->syms[k->n - 1].addr <= l.addr);
 		k->syms[k->n++] = (struct ksym){ l.addr, off, module };
 	}
-	if (k->n)
+	/* The core kernel comes in order; modules and BPF programs may not. */
+	if (!sorted)
 		qsort(k->syms, k->n, sizeof(*k->syms), cmp_ksym);
 	/* Kept for the run: what doubling left over goes back. */
 	k->syms = shrunk(k->syms, k->n * sizeof(*k->syms));
@@ -168,15 +235,19 @@ err:
 	return NULL;
 }
 
-struct ksyms *ksyms__load(void)
+/* The table of /proc/kallsyms and /proc/modules. */
+static struct ksyms *load_table(void)
 {
 	FILE *ks = fopen("/proc/kallsyms", "r"), *mods = fopen("/proc/modules", "r");
 	struct ksyms *k = NULL;
 
-	if (ks)
+	if (ks) {
+		/* 5 MiB of it: 4 KiB reads were a thousand more system calls. */
+		setvbuf(ks, NULL, _IOFBF, 1 << 16);
 		k = ksyms__parse(ks, mods);
-	else
+	} else {
 		errno = ENOENT;
+	}
 	if (ks)
 		fclose(ks);
 	if (mods)
@@ -184,14 +255,132 @@ struct ksyms *ksyms__load(void)
 	return k;
 }
 
+struct ksyms *ksyms__load(void)
+{
+	struct klookup *l = klookup__open();
+	struct ksyms *k;
+
+	if (!l) {
+		pr_debug("kernel symbols: all of /proc/kallsyms (the kernel names no address itself: %s)",
+			 strerror(errno));
+		return load_table();
+	}
+	pr_debug("kernel symbols: named by the kernel, each function once");
+	k = calloc(1, sizeof(*k));
+	if (!k) {
+		klookup__close(l);
+		return NULL;
+	}
+	k->lookup = l;
+	return k;
+}
+
 void ksyms__free(struct ksyms *k)
 {
 	if (!k)
 		return;
+	tdestroy(k->named, free);
+	klookup__close(k->lookup);
+	ksyms__free(k->fallback);
 	free(k->names);
 	free(k->syms);
 	free(k->mods);
 	free(k);
+}
+
+/* Ranges that overlap are equal: a one-byte key finds the function around it. */
+static int cmp_kfunc(const void *a, const void *b)
+{
+	const struct kfunc *x = a, *y = b;
+
+	return x->end <= y->start ? -1 : x->start >= y->end;
+}
+
+/*
+ * The function holding @addr from the kernel's "name+0xoff/0xsize
+ * [module]"; NULL when no symbol holds it (the kernel printed the address
+ * alone), or out of memory.
+ */
+static struct kfunc *kfunc_parse(uint64_t addr, const char *text)
+{
+	const char *end = text + strlen(text), *mod = NULL, *plus = NULL;
+	size_t name_len, mod_len = 0;
+	unsigned long long off, size;
+	struct kfunc *f;
+	char *e;
+
+	if (end > text && end[-1] == ']') {
+		mod = strrchr(text, '[');
+		if (!mod || mod == text || mod[-1] != ' ')
+			return NULL;
+		mod_len = end - 1 - (mod + 1);
+		end = mod - 1;
+		mod++;
+	}
+	for (const char *p = text; p + 3 <= end; p++)
+		if (p[0] == '+' && p[1] == '0' && p[2] == 'x')
+			plus = p;
+	if (!plus || plus == text)
+		return NULL;
+	off = strtoull(plus + 1, &e, 16);
+	if (*e != '/' || off > addr)
+		return NULL;
+	size = strtoull(e + 1, &e, 16);
+	if (e != end)
+		return NULL;
+	/* BPF programs, "bpf_prog_TAG[_name]": in [bpf], as /proc/kallsyms lists them. */
+	if (!mod && plus - text >= 25 && !strncmp(text, "bpf_prog_", 9) &&
+	    strspn(text + 9, "0123456789abcdef") >= 16 && (text[25] == '_' || text[25] == '+'))
+		mod = "bpf", mod_len = 3;
+	name_len = plus - text;
+	f = malloc(sizeof(*f) + name_len + 1 + mod_len + 1);
+	if (!f)
+		return NULL;
+	f->start = addr - off;
+	f->end = size > off ? f->start + size : addr + 1;
+	memcpy(f->text, text, name_len);
+	f->text[name_len] = '\0';
+	f->module = 0;
+	if (mod) {
+		f->module = name_len + 2;
+		memcpy(f->text + name_len + 1, mod, mod_len);
+		f->text[name_len + 1 + mod_len] = '\0';
+	}
+	return f;
+}
+
+/* @addr's function, asked of the kernel the first time; NULL if none holds it, or on failure. */
+static const struct kfunc *named(struct ksyms *k, uint64_t addr)
+{
+	struct kfunc key = { .start = addr, .end = addr + 1 }, *f, **found;
+	char text[KSYM_TEXT_MAX];
+	int err;
+
+	if (addr == UINT64_MAX)
+		return NULL;
+	found = tfind(&key, &k->named, cmp_kfunc);
+	if (found)
+		return *found;
+	err = klookup__text(k->lookup, addr, text, sizeof(text));
+	if (err < 0) {
+		/* Refused (a lockdown, a policy): the table, for the rest of the run. */
+		pr_debug("kernel symbols: all of /proc/kallsyms from now (the kernel names no more: %s)",
+			 strerror(-err));
+		klookup__close(k->lookup);
+		k->lookup = NULL;
+		k->fallback = load_table();
+		return NULL;
+	}
+	f = kfunc_parse(addr, text);
+	if (!f)
+		return NULL;
+	found = tsearch(f, &k->named, cmp_kfunc);
+	if (!found || *found != f) {
+		/* Out of memory, or a range that would overlap one named before: not kept. */
+		free(f);
+		return NULL;
+	}
+	return f;
 }
 
 /* How far past the highest symbol of a module without sizes an address is still its. */
@@ -225,10 +414,23 @@ static bool in_region(const struct ksyms *k, size_t i, uint64_t addr)
 	return i + 1 < k->n || addr - s->addr < KSYMS_LAST_SIZE;
 }
 
-const char *ksyms__find(const struct ksyms *k, uint64_t addr, uint64_t *start,
-			const char **module)
+const char *ksyms__find(struct ksyms *k, uint64_t addr, uint64_t *start, const char **module)
 {
 	size_t lo = 0, hi = k->n;
+
+	if (k->lookup) {
+		const struct kfunc *f = named(k, addr);
+
+		if (f) {
+			*start = f->start;
+			*module = f->module ? f->text + f->module - 1 : NULL;
+			return f->text;
+		}
+		if (k->lookup)
+			return NULL;
+	}
+	if (k->fallback)
+		return ksyms__find(k->fallback, addr, start, module);
 
 	if (!k->n || addr < k->syms[0].addr)
 		return NULL;

@@ -25,13 +25,16 @@ static inline int ksyms__is_text(char type)
 	return type == 't' || type == 'T' || type == 'w' || type == 'W';
 }
 
+/*
+ * The running kernel's: where it names addresses itself (5.13), as they
+ * are asked; elsewhere all of /proc/kallsyms at once.
+ */
 struct ksyms *ksyms__load(void);
 /* Parses kallsyms- and modules-formatted streams; for tests and the fuzzer. */
 struct ksyms *ksyms__parse(FILE *kallsyms, FILE *modules);
 void ksyms__free(struct ksyms *k);
 
 /* The symbol containing @addr: its name, start and module (NULL for the core kernel). */
-const char *ksyms__find(const struct ksyms *k, uint64_t addr, uint64_t *start,
-			const char **module);
+const char *ksyms__find(struct ksyms *k, uint64_t addr, uint64_t *start, const char **module);
 
 #endif

@@ -179,6 +179,55 @@ symwork_alpha+0x0 [symwork]"
 	assert_line --index 4 "[unknown]"
 }
 
+@test "syms: the kernel names its own addresses as /proc/kallsyms would, its table read only where it cannot" {
+	require_bpf
+	# Every 13th function of the kernel: its first byte, the next, the
+	# one halfway to the next function, its last, and the next's first.
+	python3 - > "$T/addrs" <<-'EOF'
+	starts = sorted({int(l.split()[0], 16) for l in open("/proc/kallsyms") if l.split()[1] in "tTwW"})
+	for i in range(0, len(starts) - 1, 13):
+	    a, b = starts[i], starts[i + 1]
+	    print("%x\n%x\n%x\n%x\n%x" % (a, a + 1, a + (b - a) // 2, b - 1, b))
+	EOF
+	[ "$(wc -l < "$T/addrs")" -ge 5000 ]
+	"$S" -k - < "$T/addrs" > "$T/asked" 2> "$T/asked.err"
+	BPFSCOPE_DISABLE=bpf_snprintf "$S" -k - < "$T/addrs" > "$T/table" 2> "$T/table.err"
+	grep -q 'kernel symbols: all of /proc/kallsyms' "$T/table.err" || fail "$(cat "$T/table.err")"
+	IFS=. read -r major minor _ < /proc/sys/kernel/osrelease
+	if [ $((major * 100 + minor)) -ge 513 ]; then
+		# bpf_snprintf()'s %pS, from Linux 5.13.
+		grep -q 'kernel symbols: named by the kernel' "$T/asked.err" || fail "$(cat "$T/asked.err")"
+	else
+		grep -q 'kernel symbols: all of /proc/kallsyms' "$T/asked.err" || fail "$(cat "$T/asked.err")"
+	fi
+	[ "$(wc -l < "$T/asked")" -eq "$(wc -l < "$T/addrs")" ]
+	# The same function, start and module for each address; where names
+	# share a start (aliases) either may name it, as either way did before.
+	run python3 - "$T/asked" "$T/table" <<-'EOF'
+	import sys
+	aliases = {}
+	for l in open("/proc/kallsyms"):
+	    f = l.split()
+	    aliases.setdefault(int(f[0], 16), set()).add(f[2])
+	named = bad = 0
+	for a, t in zip(open(sys.argv[1]), open(sys.argv[2])):
+	    a, t = a.split(), t.split()
+	    if len(a) == 3:
+	        named += 1
+	    if a == t:
+	        continue
+	    if len(a) != 3 or len(t) != 3 or a[1:] != t[1:] or not {a[0], t[0]} <= aliases.get(int(a[1], 16), set()):
+	        bad += 1
+	        print("differ:", " ".join(a), "|", " ".join(t))
+	print("named", named, "differ", bad)
+	EOF
+	assert_line --regexp '^named [0-9]+ differ 0$'
+	named=$(awk '$1 == "named" { print $2 }' <<< "$output")
+	[ "$named" -ge $(($(wc -l < "$T/addrs") * 99 / 100)) ] || fail "$output"
+	run bpftool prog show
+	refute_output --partial "name ksym_name"
+}
+
 @test "syms: the highest BPF program's code is its own, its end unbounded by a next symbol" {
 	# kallsyms gives BPF programs no size; the one allocated last (often
 	# the tool's own, leading every kernel stack it takes) has no next

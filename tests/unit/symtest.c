@@ -9,6 +9,9 @@
  *                                printing only the count and the time taken,
  *                                with the calls inlined there
  *        symtest -f BIN FILE     the same for file offsets in binary BIN
+ *        symtest -k -            kernel addresses, one hex per line on stdin,
+ *                                as "name start module" (- for none); how
+ *                                they were named on stderr
  *        symtest -K KALLSYMS ADDR...  kernel addresses by a kallsyms-formatted
  *                                file (no modules)
  *        symtest -m BYTES ...    any of the above within a memory budget of
@@ -97,6 +100,26 @@ int main(int argc, char **argv)
 		if (f)
 			fclose(f);
 		goto out;
+	}
+	if (!strcmp(argv[1], "-k") && argc == 3 && !strcmp(argv[2], "-")) {
+		struct ksyms *k;
+		char line[64];
+
+		tool__set_verbose(true);	/* which way it went, on stderr */
+		k = ksyms__load();
+		while (k && fgets(line, sizeof(line), stdin)) {
+			const char *module = NULL, *name;
+			uint64_t start = 0;
+
+			name = ksyms__find(k, strtoull(line, NULL, 16), &start, &module);
+			if (name)
+				printf("%s %llx %s\n", name, (unsigned long long)start, module ?: "-");
+			else
+				printf("%s\n", SYM_UNKNOWN_NAME);
+		}
+		ksyms__free(k);
+		syms__free(s);
+		return k ? 0 : 1;
 	}
 	if (!strcmp(argv[1], "-K")) {
 		FILE *f = fopen(argv[2], "r");
