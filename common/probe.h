@@ -61,6 +61,9 @@ bool probe__kallsyms(const char *name);
 /* Is @name disabled through BPFSCOPE_DISABLE? */
 bool probe__disabled(const char *name);
 
+/* Has the kernel BTF? Without loading it where its file is there to see. */
+bool probe__has_btf(void);
+
 /* The running kernel's BTF, loaded once; NULL if it has none (or BPFSCOPE_DISABLE=btf). */
 const struct btf *probe__vmlinux_btf(void);
 

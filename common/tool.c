@@ -136,7 +136,7 @@ static int check_privileges(void)
  */
 static int check_kernel(void)
 {
-	if (!probe__vmlinux_btf()) {
+	if (!probe__has_btf()) {
 		pr_err("this kernel has no BTF (/sys/kernel/btf/vmlinux; CONFIG_DEBUG_INFO_BTF): "
 		       "bpfscope needs Linux 5.10 or later built with it");
 		return -EOPNOTSUPP;
