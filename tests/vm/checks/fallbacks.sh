@@ -6,7 +6,8 @@
 # threads' state in hashes by thread id; with the legacy object,
 # funclatency -F knows functions by address (it reads no attach cookie,
 # which 5.10 lacks; so before 5.17, not 5.15); before 5.12, cachestat's
-# kernel functions by their older names. Each cell checks, from the tool's
+# kernel functions by their older names; before 5.13 (no bpf_snprintf),
+# kernel frames named from /proc/kallsyms. Each cell checks, from the tool's
 # -v, that its path is taken exactly where the kernel is older than the
 # version that brings the feature, and, where the cell says a result, that
 # the tool counts there what it counts on newer kernels, by the same
@@ -83,6 +84,11 @@ detail="rc=${vm_rc:-} offcpu_sleeper: $us us of $(awk '/^done/ { print $2 " (" $
 [ $ok = 1 ] || detail="$detail $(grep -v libbpf "$SCRATCH/fbo.err" | tail -n 2)"
 fb_cell offcpu-legacy 517 "$(fb_said "$fb_legacy" "$SCRATCH/fbo.err")" "$ok" "$detail"
 fb_cell offcpu-tid-hash 512 "$(fb_said "$fb_hash" "$SCRATCH/fbo.err")" "$ok" "$detail"
+# Its kernel frames (do_nanosleep, counted above): named by the kernel's
+# %pS from 5.13 (bpf_snprintf), from /proc/kallsyms read whole before.
+fb_cell kernel-names 513 "$(fb_said 'kernel symbols: all of /proc/kallsyms' "$SCRATCH/fbo.err")" \
+	"$([ "$ns" -gt 0 ] && echo 1 || echo 0)" \
+	"$ns us under do_nanosleep; $(grep -o 'kernel symbols: .*' "$SCRATCH/fbo.err" | head -n 1)"
 
 # offwaketime: a reader blocked 10 x 20 ms on a pipe, paired with its
 # waker, as offwaketime.sh counts it. All of the reader's time off the CPU
