@@ -45,6 +45,7 @@ struct ksyms {
 	 */
 	struct klookup *lookup;
 	void *named;		/* tsearch() tree of struct kfunc, by range */
+	size_t nnamed;
 	struct ksyms *fallback;
 
 	struct ksym *syms;
@@ -380,7 +381,18 @@ static const struct kfunc *named(struct ksyms *k, uint64_t addr)
 		free(f);
 		return NULL;
 	}
+	k->nnamed++;
 	return f;
+}
+
+bool ksyms__trim(struct ksyms *k, size_t max)
+{
+	if (!k || k->nnamed <= max)
+		return false;
+	tdestroy(k->named, free);
+	k->named = NULL;
+	k->nnamed = 0;
+	return true;
 }
 
 /* How far past the highest symbol of a module without sizes an address is still its. */

@@ -3,6 +3,7 @@
 #ifndef BPFSCOPE_KSYMS_H
 #define BPFSCOPE_KSYMS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -33,6 +34,17 @@ struct ksyms *ksyms__load(void);
 /* Parses kallsyms- and modules-formatted streams; for tests and the fuzzer. */
 struct ksyms *ksyms__parse(FILE *kallsyms, FILE *modules);
 void ksyms__free(struct ksyms *k);
+
+/* How many functions the kernel named a run keeps: a busy host's report meets a few thousand. */
+#define KSYMS_MAX_NAMED 65536
+
+/*
+ * Lets go of the functions the kernel named, once more than @max are kept:
+ * BPF programs come and go, each a function of its own, and a run without
+ * end would keep them all. The names given out before are invalid after.
+ * Whether it did.
+ */
+bool ksyms__trim(struct ksyms *k, size_t max);
 
 /* The symbol containing @addr: its name, start and module (NULL for the core kernel). */
 const char *ksyms__find(struct ksyms *k, uint64_t addr, uint64_t *start, const char **module);

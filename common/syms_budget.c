@@ -5,6 +5,7 @@
 
 #include "gopclntab.h"
 #include "inlines.h"
+#include "ksyms.h"
 #include "runtime.h"
 #include "syms_priv.h"
 
@@ -85,6 +86,7 @@ void syms__trim(struct syms *s)
 	size_t n = 0, cap = 0;
 	uint64_t names;
 
+	ksyms__trim(s->kernel, KSYMS_MAX_NAMED);
 	/* Tables grow as they are used (inlined calls decode unit by unit): count those named. */
 	for (size_t i = 0; i < s->nrecent; i++) {
 		struct binary *b = s->recent[i];

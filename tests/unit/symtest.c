@@ -9,9 +9,10 @@
  *                                printing only the count and the time taken,
  *                                with the calls inlined there
  *        symtest -f BIN FILE     the same for file offsets in binary BIN
- *        symtest -k -            kernel addresses, one hex per line on stdin,
+ *        symtest -k - [MAX]      kernel addresses, one hex per line on stdin,
  *                                as "name start module" (- for none); how
- *                                they were named on stderr
+ *                                they were named on stderr, and with MAX, how
+ *                                often more than MAX named were let go
  *        symtest -K KALLSYMS ADDR...  kernel addresses by a kallsyms-formatted
  *                                file (no modules)
  *        symtest -m BYTES ...    any of the above within a memory budget of
@@ -101,7 +102,8 @@ int main(int argc, char **argv)
 			fclose(f);
 		goto out;
 	}
-	if (!strcmp(argv[1], "-k") && argc == 3 && !strcmp(argv[2], "-")) {
+	if (!strcmp(argv[1], "-k") && argc >= 3 && !strcmp(argv[2], "-")) {
+		long max = argc > 3 ? atol(argv[3]) : -1, trims = 0;
 		struct ksyms *k;
 		char line[64];
 
@@ -116,7 +118,10 @@ int main(int argc, char **argv)
 				printf("%s %llx %s\n", name, (unsigned long long)start, module ?: "-");
 			else
 				printf("%s\n", SYM_UNKNOWN_NAME);
+			trims += max >= 0 && ksyms__trim(k, max);
 		}
+		if (max >= 0)
+			fprintf(stderr, "let go %ld times\n", trims);
 		ksyms__free(k);
 		syms__free(s);
 		return k ? 0 : 1;
