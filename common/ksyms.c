@@ -206,7 +206,11 @@ struct ksyms *ksyms__parse(FILE *kallsyms, FILE *modules)
 			k->einittext = l.addr;
 			continue;
 		}
-		if (!ksyms__is_text(l.type))
+		/*
+		 * Zero where kernel.kptr_restrict hides addresses: were they kept,
+		 * every kernel frame would take one symbol's name.
+		 */
+		if (!ksyms__is_text(l.type) || !l.addr)
 			continue;
 		if (k->n == k->cap) {
 			size_t cap = k->cap ? k->cap * 2 : 65536;
@@ -253,6 +257,12 @@ static struct ksyms *load_table(void)
 		fclose(ks);
 	if (mods)
 		fclose(mods);
+	if (!k)
+		pr_warn("kernel frames are not named: cannot read /proc/kallsyms: %s",
+			strerror(errno));
+	else if (!k->n)
+		pr_warn("kernel frames are not named: /proc/kallsyms shows no addresses "
+			"(kernel.kptr_restrict hides them)");
 	return k;
 }
 

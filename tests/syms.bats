@@ -262,6 +262,38 @@ symwork_alpha+0x0 [symwork]"
 	assert_line --index 6 "[unknown]"
 }
 
+@test "syms: kallsyms with its addresses hidden (kptr_restrict) names no frame, and the tool says so" {
+	require_bpf
+	# As kernel.kptr_restrict shows it: every address 0. Kept, each
+	# kernel frame took the name of one symbol, the last at address 0.
+	sed 's/^[0-9a-f]*/0000000000000000/' /proc/kallsyms > "$T/hidden"
+	run "$S" -K "$T/hidden" "$(awk '$3 == "vfs_read" { print $1; exit }' /proc/kallsyms)" ffffffff81000000
+	assert_line --index 0 "[unknown]"
+	assert_line --index 1 "[unknown]"
+	"$WL/spin" 6 > "$T/spin" &
+	SPID=$!
+	wait_for_line "$T/spin" '^pid '
+	# The table, as before 5.13: nothing named, and said.
+	unshare -m sh -c 'mount --bind "$1" /proc/kallsyms && shift && exec "$@"' - "$T/hidden" \
+		env BPFSCOPE_DISABLE=bpf_snprintf "$BIN/profile" -p "$SPID" -K -F 99 -f 1 > "$T/out" 2> "$T/err"
+	grep -q 'profile: kernel frames are not named: /proc/kallsyms shows no addresses' "$T/err" ||
+		fail "$(cat "$T/err")"
+	[ -s "$T/out" ]
+	# Every kernel frame unknown, and there are some.
+	grep -q '^spin;\[unknown\]' "$T/out" || fail "$(head -5 "$T/out")"
+	[ "$(grep -cv '^spin\(;\[unknown\]\)* [0-9]*$' "$T/out")" -eq 0 ] || fail "$(head -5 "$T/out")"
+	# The kernel naming its own addresses does not read the file.
+	unshare -m sh -c 'mount --bind "$1" /proc/kallsyms && shift && exec "$@"' - "$T/hidden" \
+		"$BIN/profile" -p "$SPID" -K -F 99 -f 1 > "$T/out" 2> "$T/err"
+	IFS=. read -r major minor _ < /proc/sys/kernel/osrelease
+	if [ $((major * 100 + minor)) -ge 513 ]; then
+		grep -qE '(^|;)(entry_SYSCALL_64|do_syscall_64|__x64_sys_getppid|el0_svc)(;| )' "$T/out" ||
+			fail "$(head -5 "$T/out")"
+		run grep 'not named' "$T/err"
+		assert_failure
+	fi
+}
+
 @test "syms: a module's symbols carry the module's name" {
 	require_bpf
 	# A loaded module (from /proc/modules, not a pseudo-module like [bpf]).
