@@ -29,7 +29,10 @@ struct module_range {
 	uint64_t start, end;
 };
 
-/* A function the kernel named: [start, end), its name, then its module's, if any. */
+/*
+ * A function the kernel named: [start, end), its name, then its module's,
+ * if any; or an address no symbol holds, a byte wide, its name empty.
+ */
 struct kfunc {
 	uint64_t start, end;
 	uint32_t module;	/* offset in text, + 1; 0: core kernel */
@@ -46,6 +49,7 @@ struct ksyms {
 	struct klookup *lookup;
 	void *named;		/* tsearch() tree of struct kfunc, by range */
 	size_t nnamed;
+	unsigned long long asked;	/* of the kernel, in all */
 	struct ksyms *fallback;
 
 	struct ksym *syms;
@@ -290,6 +294,8 @@ void ksyms__free(struct ksyms *k)
 {
 	if (!k)
 		return;
+	if (k->asked)
+		pr_debug("kernel symbols: %llu addresses asked of the kernel", k->asked);
 	tdestroy(k->named, free);
 	klookup__close(k->lookup);
 	ksyms__free(k->fallback);
@@ -371,8 +377,9 @@ static const struct kfunc *named(struct ksyms *k, uint64_t addr)
 		return NULL;
 	found = tfind(&key, &k->named, cmp_kfunc);
 	if (found)
-		return *found;
+		return (*found)->text[0] ? *found : NULL;
 	err = klookup__text(k->lookup, addr, text, sizeof(text));
+	k->asked++;
 	if (err < 0) {
 		/* Refused (a lockdown, a policy): the table, for the rest of the run. */
 		pr_debug("kernel symbols: all of /proc/kallsyms from now (the kernel names no more: %s)",
@@ -383,6 +390,14 @@ static const struct kfunc *named(struct ksyms *k, uint64_t addr)
 		return NULL;
 	}
 	f = kfunc_parse(addr, text);
+	/*
+	 * No symbol holds it (a BPF program since unloaded): kept as such, a
+	 * byte wide, or each of its stacks would ask again.
+	 */
+	if (!f && (f = calloc(1, sizeof(*f) + 1))) {
+		f->start = addr;
+		f->end = addr + 1;
+	}
 	if (!f)
 		return NULL;
 	found = tsearch(f, &k->named, cmp_kfunc);
@@ -392,7 +407,7 @@ static const struct kfunc *named(struct ksyms *k, uint64_t addr)
 		return NULL;
 	}
 	k->nnamed++;
-	return f;
+	return f->text[0] ? f : NULL;
 }
 
 bool ksyms__trim(struct ksyms *k, size_t max)

@@ -233,6 +233,16 @@ symwork_alpha+0x0 [symwork]"
 		# Two functions in each five addresses: one let go in each 51 named.
 		[ "$n" -ge $((named / 5 / 51)) ] || fail "$(cat "$T/trimmed.err")"
 	fi
+	# Each function asked once, and each address no symbol holds too.
+	if grep -q 'named by the kernel' "$T/asked.err"; then
+		v=$(awk '$3 == "vfs_read" { print $1; exit }' /proc/kallsyms)
+		for i in $(seq 100); do echo "$v"; echo ffffffffffffff00; done > "$T/again"
+		"$S" -k - < "$T/again" > "$T/again.out" 2> "$T/again.err"
+		[ "$(grep -c '^vfs_read ' "$T/again.out")" -eq 100 ]
+		[ "$(grep -c '^\[unknown\]$' "$T/again.out")" -eq 100 ]
+		grep -q 'kernel symbols: 2 addresses asked of the kernel' "$T/again.err" ||
+			fail "$(cat "$T/again.err")"
+	fi
 	run bpftool prog show
 	refute_output --partial "name ksym_name"
 }
