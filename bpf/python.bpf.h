@@ -43,6 +43,8 @@ struct py_scratch {
 	__u64 native;		/* the loop's frame being replaced */
 	__u64 hi;		/* ... its caller's stack pointer, above its C locals */
 	__u64 stack_lo, stack_hi;	/* the walk's stack: its first and last frames' stack pointers */
+	__u64 interp, tstate;		/* the thread search's place (0: its list's end), */
+	__u64 thread;			/* ... and what it found: the current thread's state */
 	__u64 seg_next, seg_cframe;	/* where its replacing began: next and cframe, */
 	__u32 seg_nout;			/* ... and nout */
 	__u32 in, nin;		/* the native frame to merge next, of how many */
@@ -131,21 +133,26 @@ static __always_inline bool py_is_current(const struct py_proc *py, __u64 tstate
 	return unwind_thread_pointer() - py_read(tstate + py->l.tstate_thread_id) < 4096;
 }
 
-struct py_thread_search {
-	const struct py_proc *py;
-	__u64 interp;		/* the interpreter whose threads are looked at */
-	__u64 tstate;		/* the one to look at next; 0 at its list's end */
-	__u64 found;
-};
-
-/* One step of the search: a thread, or the next interpreter's first. */
-static long py_thread_step(__u32 i, void *arg)
+static __always_inline struct py_scratch *py_state(void)
 {
-	struct py_thread_search *s = arg;
-	const struct py_proc *py = s->py;
+	__u32 zero = 0;
 
-	if (!py)
+	return bpf_map_lookup_elem(&py_scratch, &zero);
+}
+
+/*
+ * One step of the search for the current thread's state in @s->proc's
+ * interpreters (a thread, or the next interpreter's first); 0 to go on. A
+ * global function, which the verifier checks once.
+ */
+__noinline int py_thread_one(void)
+{
+	struct py_scratch *s = py_state();
+	const struct py_proc *py;
+
+	if (!s)
 		return 1;
+	py = &s->proc;
 	if (!s->tstate) {
 		s->interp = py_read(s->interp + py->l.interp_next);
 		if (!s->interp)
@@ -154,11 +161,16 @@ static long py_thread_step(__u32 i, void *arg)
 		return 0;
 	}
 	if (py_is_current(py, s->tstate)) {
-		s->found = s->tstate;
+		s->thread = s->tstate;
 		return 1;
 	}
 	s->tstate = py_read(s->tstate + py->l.tstate_next);
 	return 0;
+}
+
+static long py_thread_step(__u32 i, void *arg)
+{
+	return py_thread_one() != 0;
 }
 
 /*
@@ -166,22 +178,23 @@ static long py_thread_step(__u32 i, void *arg)
  * this thread's, else from its interpreters' lists of threads. 0 when it
  * has none (a thread Python never ran on).
  */
-static __always_inline __u64 py_thread_state(const struct py_proc *py)
+static __always_inline __u64 py_thread_state(struct py_scratch *s)
 {
-	struct py_thread_search s = { .py = py };
+	const struct py_proc *py = &s->proc;
 	__u64 key = bpf_get_current_pid_tgid(), *cached;
 
 	cached = bpf_map_lookup_elem(&py_threads, &key);
 	if (cached && py_is_current(py, *cached))
 		return *cached;
-	s.interp = py_read(py->runtime + py->l.interp_head);
-	if (!s.interp)
+	s->interp = py_read(py->runtime + py->l.interp_head);
+	if (!s->interp)
 		return 0;
-	s.tstate = py_read(s.interp + py->l.interp_threads);
-	bpf_loop(PY_THREAD_SEARCH_STEPS, py_thread_step, &s, 0);
-	if (s.found)
-		bpf_map_update_elem(&py_threads, &key, &s.found, BPF_ANY);
-	return s.found;
+	s->tstate = py_read(s->interp + py->l.interp_threads);
+	s->thread = 0;
+	bpf_loop(PY_THREAD_SEARCH_STEPS, py_thread_step, NULL, 0);
+	if (s->thread)
+		bpf_map_update_elem(&py_threads, &key, &s->thread, BPF_ANY);
+	return s->thread;
 }
 
 /*
@@ -191,7 +204,7 @@ static __always_inline __u64 py_thread_state(const struct py_proc *py)
 static __always_inline void py_first_frame(struct py_scratch *s)
 {
 	const struct py_proc *py = &s->proc;
-	__u64 tstate = py_thread_state(py), frame;
+	__u64 tstate = py_thread_state(s), frame;
 
 	s->next = s->cframe = 0;
 	if (!tstate)
@@ -213,13 +226,6 @@ static __always_inline bool py_in_eval(const struct py_proc *py, __u64 v)
 	for (int i = 0; i < PY_EVAL_RANGES; i++)
 		in |= v >= py->eval[i][0] && v < py->eval[i][1];
 	return in;
-}
-
-static __always_inline struct py_scratch *py_state(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&py_scratch, &zero);
 }
 
 /* Tells user space of Python frame @v, unless this CPU told it lately. */
