@@ -313,9 +313,11 @@ while time.time() < end:
 	# --unwind-memory 1: 65,536 rows, of which Debian's python3.11 takes
 	# nearly all (64,575 in 3.11.2-6+deb12u6, 64,727 in deb12u9, as
 	# tests/unit/cfidump counts them): its libraries, libc among them, find
-	# no room. A second after, a program that maps libc has its rows made, as
-	# python3's are given back, it having exited: the program's stacks go on
-	# through libc (which has no frame pointers) to _start. With --cgroup,
+	# no room. Once it has exited, a program that maps libc has its rows made,
+	# as python3's are given back: the program's stacks go on through libc
+	# (which has no frame pointers) to _start. Started while python3 ran, the
+	# program was read before its rows could be given back, and the loader,
+	# refused at python3's exec, was not retried (ci98). With --cgroup,
 	# only the group's processes are read at their exec: each joins it, then
 	# execs.
 	local rows
@@ -326,7 +328,7 @@ while time.time() < end:
 end = time.time() + 2
 while time.time() < end:
     sum(i * i for i in range(1000))\""
-		bash -c "sleep 1.5; echo \$\$ > $CG/cgroup.procs && exec $NOFP spin 3" > /dev/null' \
+		bash -c "sleep 3; echo \$\$ > $CG/cgroup.procs && exec $NOFP spin 3" > /dev/null' \
 		"${PROFILE:-$BIN/profile}" -v --unwind-memory 1 --cgroup "$CG" -F 199 -f 30
 	# Which of its libraries are refused depends on when python3 is read
 	# (in its loader, or after): the loader's and libc's are mapped by the
