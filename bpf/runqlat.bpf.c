@@ -20,16 +20,23 @@ __u64 lost_starts;	/* a map was full */
 __u64 lost_hists;
 __u64 lost_untraced;	/* the kernel did not trace the switch that ended a wait */
 
+/* When every program was attached (CLOCK_MONOTONIC): a thread born later is traced from birth. */
+__u64 traced_since;
+
 /*
- * When a task was queued, and its switch count (nvcsw + nivcsw) then: the
- * kernel counts every switch away from a task before it traces it, so a
- * count that moved by the time the wait ends says that the task ran, and
- * left, in between without a sched_switch to it (the development VM's
- * kernel does that now and then): the wait's end was not seen.
+ * A thread's last traced event and its switch count (nvcsw + nivcsw) then.
+ * The kernel counts every switch away from a thread just before it traces
+ * it; the development VM's kernel now and then traces no switch onto a CPU,
+ * and now and then neither that nor the wakeup before it. Each departure
+ * begins a wait and each wait ends on a CPU, so a count that moved more
+ * than the traced events say marks a wait with no traced end: it is left
+ * out, counted and said, rather than stretched into the next one.
  */
 struct start {
-	__u64 ts;
-	__u64 switches;
+	__u64 ts;		/* queued since, or 0: on a CPU since the last traced switch in */
+	__u64 switches;		/* the count at that enqueue or switch in */
+	__u64 born;		/* raw_tp: the thread's start_time, as tids are reused */
+	bool seen;		/* an event of this thread was traced */
 };
 
 /* tp_btf programs keep them with the task itself... */
@@ -73,18 +80,25 @@ static __always_inline bool wanted(struct task_struct *t, bool btf)
 
 static __always_inline struct start *start_of(struct task_struct *t, bool btf, bool create)
 {
+	static const struct start zero;
+	struct start *s;
+	__u64 born;
 	__u32 tid;
 
 	if (btf)
 		return bpf_task_storage_get(&start_task, t, 0,
 					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 	tid = TASK_FIELD(btf, t, pid);
-	if (create) {
-		static const struct start zero;
-
+	if (create)
 		bpf_map_update_elem(&start_tid, &tid, &zero, BPF_NOEXIST);
+	s = bpf_map_lookup_elem(&start_tid, &tid);
+	/* An entry a thread left behind under its old tid (exec from a non-leader thread). */
+	born = BPF_CORE_READ(t, start_time);
+	if (s && s->born != born) {
+		*s = zero;
+		s->born = born;
 	}
-	return bpf_map_lookup_elem(&start_tid, &tid);
+	return s;
 }
 
 static __always_inline __u64 switches(struct task_struct *t, bool btf)
@@ -93,10 +107,25 @@ static __always_inline __u64 switches(struct task_struct *t, bool btf)
 }
 
 /*
+ * Did a wait of @s's thread end with no traced switch onto a CPU, its
+ * switch count now @n, @running (switched in, or exiting) or being queued?
+ * Queued at count q, it left the CPU again since (so it had come back);
+ * on a CPU since count c, it left more than the one departure that queues
+ * it now (or, running, any).
+ */
+static __always_inline bool untraced_return(const struct start *s, __u64 n, bool running)
+{
+	if (!s->seen)
+		return false;
+	if (s->ts)
+		return n != s->switches;
+	return n > s->switches + !running;
+}
+
+/*
  * @t is queued to run: woken (@woken), or preempted. A task woken while
  * still on its CPU (it had not switched out yet) does not wait: nothing to
- * time, and its next switch is a departure, which the check below would
- * take for an untraced run.
+ * time; should it leave the CPU next, it leaves runnable, a preemption.
  */
 static __always_inline void enqueue(struct task_struct *t, bool woken, bool btf)
 {
@@ -113,11 +142,21 @@ static __always_inline void enqueue(struct task_struct *t, bool woken, bool btf)
 		return;
 	}
 	n = switches(t, btf);
-	/* Queued, ran and left since, untraced; a second wakeup before it ran is not that. */
-	if (s->ts && s->switches != n)
+	/* Woken again before it ran: it has waited since the first. */
+	if (s->ts && s->switches == n)
+		return;
+	/*
+	 * First seen at a departure, though born while traced: the first wait,
+	 * from sched_wakeup_new, went untraced (the cgroup filter may first
+	 * see a thread moved into it later).
+	 */
+	if (untraced_return(s, n, false) ||
+	    (!s->seen && n && !filter_cgroup && traced_since &&
+	     TASK_FIELD(btf, t, start_time) > traced_since))
 		__sync_fetch_and_add(&lost_untraced, 1);
 	s->ts = bpf_ktime_get_ns();
 	s->switches = n;
+	s->seen = true;
 }
 
 static __always_inline void record(struct task_struct *t, __u64 delta, bool btf)
@@ -154,39 +193,40 @@ static __always_inline void record(struct task_struct *t, __u64 delta, bool btf)
 	hist_add_shared(&h->hist, delta);
 }
 
-static __always_inline void on_switch(struct task_struct *prev, struct task_struct *next,
-				      bool btf)
+static __always_inline void on_switch(bool preempt, struct task_struct *prev,
+				      struct task_struct *next, bool btf)
 {
 	struct start *s;
-	__u64 delta;
-	bool whole;
+	__u64 n;
 
-	/* A task preempted while runnable goes straight back on a run queue. */
-	if (task_state(prev, btf) == TASK_RUNNING)
+	/*
+	 * A task preempted stays on its run queue, whatever its state: one
+	 * preempted between setting TASK_INTERRUPTIBLE and schedule() waits too.
+	 */
+	if (preempt || task_state(prev, btf) == TASK_RUNNING)
 		enqueue(prev, false, btf);
 
+	/*
+	 * Back on a CPU with no traced enqueue since it left is not taken for a
+	 * lost wakeup: 6.12's delayed dequeue runs a sleeping task again with
+	 * none, and Debian's 5.10 and 6.1 guests beside a ping-pong now and then
+	 * switch hundreds of blocked threads in with no sched_wakeup between.
+	 */
 	s = start_of(next, btf, false);
-	if (!s || !s->ts)
+	if (!s || !s->seen)
 		return;
-	delta = bpf_ktime_get_ns() - s->ts;
-	whole = s->switches == switches(next, btf);
-	s->ts = 0;
-	if (!btf) {
-		__u32 tid = TASK_FIELD(btf, next, pid);
-
-		bpf_map_delete_elem(&start_tid, &tid);
-	}
-	if (!whole) {
+	n = switches(next, btf);
+	if (s->ts && s->switches == n)
+		record(next, bpf_ktime_get_ns() - s->ts, btf);
+	else if (s->ts)
 		__sync_fetch_and_add(&lost_untraced, 1);
-		return;
-	}
-	record(next, delta, btf);
+	s->ts = 0;
+	s->switches = n;
 }
 
 /*
- * @t exits, running: a wait still open ended in a switch onto a CPU the
- * kernel did not trace. A later wait tells that by the switch count; the
- * last one, before the thread ends, has no later one to tell it.
+ * @t exits, on a CPU: any return to a CPU its count shows since the last
+ * traced event went untraced, and no later event of the thread will tell.
  */
 static __always_inline void on_exit(struct task_struct *t, bool btf)
 {
@@ -194,9 +234,8 @@ static __always_inline void on_exit(struct task_struct *t, bool btf)
 
 	if (!s)
 		return;
-	if (s->ts)
+	if (untraced_return(s, switches(t, btf), true))
 		__sync_fetch_and_add(&lost_untraced, 1);
-	s->ts = 0;
 	if (!btf) {
 		__u32 tid = TASK_FIELD(btf, t, pid);
 
@@ -211,7 +250,7 @@ static __always_inline void on_exit(struct task_struct *t, bool btf)
 SEC("tp_btf/sched_switch")
 int BPF_PROG(runqlat_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	on_switch(prev, next, true);
+	on_switch(preempt, prev, next, true);
 	return 0;
 }
 
@@ -240,7 +279,7 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(runqlat_raw_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	on_switch(prev, next, false);
+	on_switch(preempt, prev, next, false);
 	return 0;
 }
 

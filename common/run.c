@@ -62,12 +62,17 @@ void run__init(struct run *r, const struct cli *cli)
 	};
 }
 
-static long long now_ms(void)
+unsigned long long run__now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static long long now_ms(void)
+{
+	return run__now_ns() / 1000000;
 }
 
 void run__print_time(FILE *f, time_t when)

@@ -57,6 +57,9 @@ void run__init(struct run *r, const struct cli *cli);
  */
 int run__loop(const struct run *r);
 
+/* CLOCK_MONOTONIC in ns: bpf_ktime_get_ns()'s clock, and a task's start_time's. */
+unsigned long long run__now_ns(void);
+
 /*
  * Installs the SIGINT/SIGTERM/SIGHUP handlers that make the loop stop (one
  * a second or more after the first ends the tool at once), and refuses to

@@ -115,12 +115,13 @@ unseen_returns() {
 # only if the tool says so (task storage for a new thread could not be had);
 # on the development VM's kernel a wait now and then ends in a switch it
 # does not trace (README, Known issues), which the tool tells by the
-# thread's switch count and says. One more may go untold there: beside four
-# emulated guests, 2 runs in 25 of runqlat.bats (and prometheus.bats's once,
-# in the project's CI on 55270a9) lost a wait whose wakeup and switch
-# onto a CPU both went untraced (debug counters: 100 wakeups and 100
-# switches in for the sleeper's 101 waits), which leaves no count to tell
-# it by. Debian's kernels lose none (make check-vm's runqlat switches cell).
+# thread's switch count and says, as it does a wait whose wakeup and switch
+# onto a CPU both went untraced (2 runs in 25 of runqlat.bats beside four
+# emulated guests, and prometheus.bats's once, in CI on 55270a9, before
+# runqlat told them). One more may go untold there: a wakeup not traced
+# before a switch in that was, which runqlat cannot tell from a sleeping
+# task run again with no wakeup at all (6.12's delayed dequeue does that).
+# Debian's kernels lose none (make check-vm's runqlat switches cell).
 sleeper_counted() {
 	local n=$1 blocked=$2 short=$3
 	[ "$blocked" -ge 90 ] || fail "the sleeper blocked in $blocked of its 100 sleeps"

@@ -140,8 +140,8 @@ traced() {
 	short=$(( $(unseen_returns "$T/err") ))
 	echo "sleeper: $n wakeups of $blocked sleeps off the CPU and its first, $short dropped"
 	# Each sleep that left the CPU, and its first wakeup, less one: a wait
-	# whose wakeup and switch in both went untraced on this development
-	# kernel, as runqlat.bats' sleeper_ok says (CI: 30 of 31 once).
+	# whose wakeup went untraced before a traced switch in, on this
+	# development kernel, as sleeper_counted (helpers.bash) says.
 	[ "$blocked" -ge 27 ]
 	[ "$n" -ge $((blocked - short)) ]
 	[ "$n" -le 35 ]

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/sysinfo.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -162,6 +163,22 @@ static int report(void *ctx, const struct report_info *info)
 	return 0;
 }
 
+/*
+ * Kernels without task storage for tracing programs keep each thread's
+ * last event in a preallocated hash by tid, held until the thread exits:
+ * room for twice the threads running now, within bounds.
+ */
+static __u32 tid_map_size(void)
+{
+	struct sysinfo si;
+	__u32 n = 10240;
+
+	/* procs is a 16-bit count: at most 131,070 entries, about 10 MiB. */
+	if (!sysinfo(&si) && si.procs * 2u > n)
+		n = si.procs * 2u;
+	return n;
+}
+
 static int configure(struct runqlat_bpf *obj)
 {
 	bool btf = probe__tp_btf("sched_switch") && probe__tp_btf("sched_wakeup") &&
@@ -200,6 +217,8 @@ static int configure(struct runqlat_bpf *obj)
 		bpf_map__set_max_entries(obj->maps.start_tid, 1);
 	else
 		bpf_map__set_autocreate(obj->maps.start_task, false);
+	if (!btf && !bpf_map__set_max_entries(obj->maps.start_tid, tid_map_size()))
+		pr_debug("thread table: %u entries", bpf_map__max_entries(obj->maps.start_tid));
 	hist_by = SWAPPED(obj->maps, hist_by);
 	if (env.group == GROUP_NONE)
 		swapped__set_max_entries(&hist_by, 1);
@@ -230,7 +249,7 @@ static void report_losses(struct runqlat_bpf *obj)
 			env.group < sizeof(per) / sizeof(per[0]) && per[env.group] ?
 			per[env.group] : "group");
 	if (obj->bss->lost_untraced)
-		pr_warn("%llu waits dropped: the kernel did not report the thread's switch onto a CPU",
+		pr_warn("%llu waits dropped: the kernel did not report the thread's wakeup or switch onto a CPU",
 			(unsigned long long)obj->bss->lost_untraced);
 }
 
@@ -258,6 +277,7 @@ int main(int argc, char **argv)
 		err = tool__attach(obj->skeleton);
 	if (err)
 		goto out;
+	obj->bss->traced_since = run__now_ns();
 
 	run__banner(&cli, "Tracing run queue latency... Hit Ctrl-C to end.");
 	run__init(&run, &cli);

@@ -27,9 +27,14 @@ rq_check() {
 	dropped=$(sed -n 's/^runqlat: \([0-9]*\) waits dropped: the kernel did not report.*/\1/p' "$SCRATCH/rq.err" | head -n 1)
 	detail="rc=$vm_rc sleeper wakeups=$n of $rq_n sleeps (${blocked:-?} blocked), ${dropped:-0} said dropped, $(grep -o 'with [a-z_]*' "$SCRATCH/rq.err" | head -n 1)"
 	n=$((n + ${dropped:-0}))
-	# The first wakeup may go untimed, but only if the tool says so.
+	# The first wakeup may go untimed, but only if the tool says so. On
+	# the development host's kernel (README, Known issues) one wait may
+	# go untold, as in tests/runqlat.bats: a wakeup it did not trace
+	# before a switch onto a CPU it did.
+	least=$((blocked + 1))
+	[ "${VM_ON_HOST:-0}" = 1 ] && least=$blocked
 	if [ $vm_rc = 0 ] && [ -z "$left" ] && [ "${blocked:-0}" -ge $((rq_n * 9 / 10)) ] &&
-	   { [ $n -ge $((blocked + 1)) ] && [ $n -le $((rq_n + 5)) ] ||
+	   { [ $n -ge $least ] && [ $n -le $((rq_n + 5)) ] ||
 	     { [ $n = "$blocked" ] && grep -q 'not timed' "$SCRATCH/rq.err"; }; }; then
 		result runqlat "${rq_path:-$1}" pass "$detail"
 	else
