@@ -201,6 +201,8 @@ struct syms_observer {
 	bool (*stale)(void *ctx, void *observed);
 	/* The processes that had exited are forgotten (syms__forget_exited; optional). */
 	void (*forgot)(void *ctx);
+	/* Once a second (syms__tick; optional): it may ask for processes to be read again. */
+	void (*tick)(void *ctx);
 	void *ctx;
 };
 

@@ -481,6 +481,8 @@ void syms__tick(struct syms *s)
 		for (struct proc *p = s->procs[i]; p; p = p->next)
 			if (p->reread)
 				syms__refresh(s, &p->key);
+	if (s->observer.tick)
+		s->observer.tick(s->observer.ctx);
 }
 
 const struct vma *proc__vma(const struct proc *p, uint64_t addr)

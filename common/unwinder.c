@@ -57,6 +57,7 @@ struct traced {
 	struct table **tables;
 	size_t n;
 	bool runtime;		/* its interpreter has an entry too */
+	bool refused;		/* it maps a binary whose rows found no room */
 };
 
 #define TRACED_BUCKETS 256
@@ -670,6 +671,55 @@ static void on_forgot(void *ctx)
 		 rowstore__chunks(u->rows));
 }
 
+/* Processes read again a second for their refused binaries: enough for a burst of them. */
+#define REFIT_PROCS 64
+
+/*
+ * Once a second: when a binary refused for lack of room is due to be tried
+ * again, gives back the rows of the processes that have exited and of the
+ * binaries no live process maps, and if that makes room for it, reads again
+ * the processes that map a refused binary, which builds its rows then. A
+ * process read while the rows were full would otherwise be walked by frame
+ * pointers through that binary for its whole life, though the process that
+ * filled them exits a moment later.
+ */
+static void on_tick(void *ctx)
+{
+	struct unwinder *u = ctx;
+	struct proc_key keys[REFIT_PROCS];
+	size_t n = 0, want = SIZE_MAX;
+	long long now;
+
+	for (int i = 0; i < TRACED_BUCKETS && n < REFIT_PROCS; i++)
+		for (struct traced *p = u->traced[i]; p && n < REFIT_PROCS; p = p->next)
+			if (p->refused)
+				keys[n++] = p->key;
+	if (!n)
+		return;
+	now = now_ms();
+	for (struct table *t = u->tables; t; t = t->next)
+		if (t->refused && now >= t->retry_ms && t->want < want)
+			want = t->want;
+	if (want == SIZE_MAX)
+		return;
+	if (rowstore__room(u->rows) < want) {
+		sweep_exited(u, false);
+		release_unused(u, true);
+	}
+	if (rowstore__room(u->rows) < want) {
+		/* Still none: each waits its next, longer, turn. */
+		for (struct table *t = u->tables; t; t = t->next)
+			if (t->refused && now >= t->retry_ms)
+				refuse(u, t, t->want);
+		return;
+	}
+	pr_debug("unwinder: room for binaries refused before: %zu processes that map them read "
+		 "again", n);
+	/* The processes may have exited since they were listed: syms says so. */
+	for (size_t i = 0; i < n; i++)
+		syms__refresh(u->syms, &keys[i]);
+}
+
 /*
  * Which of a process's @n executable mappings get an entry, when there are
  * more than UNWIND_MAX_MAPPINGS (JIT code, mapped a page at a time): those
@@ -704,6 +754,7 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 	/* The tables whose rows its entry uses, each once. */
 	struct table **used = calloc(n ? n : 1, sizeof(*used));
 	size_t nused = 0, cfi = 0;
+	bool refused = false;
 	__u64 bias = 0;
 	const struct table *rt = runtime_of(m, n, &bias);
 	__u32 tgid = k->tgid;
@@ -733,6 +784,7 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 		um->end = m[i].end;
 		um->id = t && m[i].pgoff <= UINT32_MAX ? t->id : UNWIND_NO_FILE;
 		um->off = m[i].pgoff;
+		refused |= t && t->refused;
 		if (t && t->n && place(t, &m[i], &um->bias)) {
 			um->first = t->first;
 			um->n = t->n;
@@ -755,6 +807,8 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 		u->processes++;
 		pr_debug("pid %u: CFI for %zu of %zu executable mappings", tgid, cfi, n);
 		trace(u, k, used, nused);
+		if (*traced_slot(u, tgid))
+			(*traced_slot(u, tgid))->refused = refused;
 		u->entered = true;
 	}
 	unhold_fresh(u);
@@ -784,7 +838,7 @@ struct unwinder *unwinder__new(struct syms *syms, const struct unwind_bpf *m)
 	u->counts_fd = bpf_map__fd(m->counts);
 	u->syms = syms;
 	syms__observe(syms, &(struct syms_observer){ on_binary, on_process, on_stale, on_forgot,
-						     u });
+						     on_tick, u });
 	if (bpf_program__autoload(m->on_exec)) {
 		u->on_exec = bpf_program__attach(m->on_exec);
 		if (!u->on_exec) {
