@@ -729,6 +729,10 @@ static __always_inline long unwind_step(struct unwind_walk *st, struct unwind_ou
 			p = bpf_map_lookup_elem(&unwind_procs, &st->key.tgid);
 		m = unwind_find_mapping(p, st->ip);
 		if (m) {
+			if (m->first == UNWIND_LAZY && !m->n) {
+				m->first = UNWIND_LAZY_ASKED;
+				proc_announce_value(&st->key, PROC_BINARY_WANTED, m->id);
+			}
 			st->map = *m;
 			m = &st->map;
 		} else {

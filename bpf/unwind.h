@@ -210,6 +210,13 @@ struct unwind_build_id {
 #define UNWIND_FILE_OFF_BITS	40
 #define UNWIND_FILE_ID_MASK	((1U << 21) - 1)
 #define UNWIND_NO_FILE		0xffffffffU
+/*
+ * A mapping's first row when its binary's rows are made only once a walk
+ * reaches it (a big library, system-wide: common/unwinder.c), n being 0:
+ * the walk asks for them once (PROC_BINARY_WANTED) and marks it asked.
+ */
+#define UNWIND_LAZY		0xffffffffU
+#define UNWIND_LAZY_ASKED	0xfffffffeU
 #define UNWIND_IS_FILE_FRAME(ip)	(((ip) >> 61) == 4)
 
 /*

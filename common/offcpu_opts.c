@@ -246,6 +246,8 @@ static int on_new_pid(void *ctx, void *data, size_t size)
 		syms__runtime_note(ctx, &e.proc, e.value);
 	else if (e.kind == PROC_EXEC)
 		syms__prefetch(ctx, &e.proc);
+	else if (e.kind == PROC_BINARY_WANTED)
+		syms__want(ctx, &e.proc, e.value);
 	else
 		syms__track(ctx, &e.proc);
 	return 0;

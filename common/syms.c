@@ -196,6 +196,14 @@ void syms__runtime_note(struct syms *s, const struct proc_key *k, uint64_t v)
 	syms__runtime_frame(s, k, v, &f);
 }
 
+int syms__want(struct syms *s, const struct proc_key *p, uint64_t id)
+{
+	if (id >= s->nids || !s->by_id[id]->observed || !s->observer.want)
+		return -ENOENT;
+	s->observer.want(s->observer.ctx, s->by_id[id]->observed);
+	return syms__refresh(s, p);
+}
+
 int syms__file_offset(struct syms *s, uint32_t id, uint64_t offset, struct sym_info *out)
 {
 	struct vma whole = { 0, UINT64_MAX, 0, NULL };

@@ -203,10 +203,19 @@ struct syms_observer {
 	void (*forgot)(void *ctx);
 	/* Once a second (syms__tick; optional): it may ask for processes to be read again. */
 	void (*tick)(void *ctx);
+	/* A stack reached the binary @observed is of: syms__want() (optional). */
+	void (*want)(void *ctx, void *observed);
 	void *ctx;
 };
 
 void syms__observe(struct syms *s, const struct syms_observer *o);
+
+/*
+ * A stack of process @p reached binary @id (the file id of its frames),
+ * which the observer left for such a moment: it is told, and @p's maps are
+ * read again, which hands the binary to it as stale. 0, or -ENOENT.
+ */
+int syms__want(struct syms *s, const struct proc_key *p, uint64_t id);
 
 /*
  * Runtime frame @v (an interpreted function: unwind.h's

@@ -34,6 +34,8 @@ struct table {
 	size_t nsegs;
 	const struct runtime_binary *runtime;	/* the interpreter it holds, if any */
 	bool core;		/* the C library, the loader or the vDSO */
+	/* A big library's rows, made once a stack reaches it (wanted), not when it is mapped. */
+	bool lazy, wanted;
 	bool released;		/* its rows given back: made again when next mapped */
 	/*
 	 * No room for its @want rows: tried again when next mapped, from
@@ -85,6 +87,8 @@ struct reuse {
 
 struct unwinder {
 	struct syms *syms;
+	bool lazy;			/* system-wide: big libraries' rows made when stacks need them */
+	unsigned long long lazy_left, lazy_made;	/* such libraries, and those made since */
 	int procs_fd, build_ids_fd, files_fd, counts_fd;
 	struct rowstore *rows;
 	struct table *tables;
@@ -475,6 +479,32 @@ static bool core_binary(const char *path)
 	return false;
 }
 
+/* Libraries whose .eh_frame is this big wait for a stack to reach them, system-wide. */
+#define LAZY_EH_FRAME_BYTES (32 << 10)
+
+/*
+ * Is @elf a shared library big enough to leave its rows until a stack
+ * reaches it? System-wide, a process's rows are made when it is first seen
+ * (or at its exec), for every binary it maps: perf's 30 libraries took
+ * 150 ms to build, of which its stacks reach three. Executables, the C
+ * library and the loader are made at once, as a short-lived process's
+ * first samples need them; small libraries cost less to make than to ask.
+ */
+static bool lazy_library(Elf *elf)
+{
+	GElf_Ehdr eh;
+	GElf_Phdr ph;
+	size_t n;
+	uint64_t addr, size;
+
+	if (!gelf_getehdr(elf, &eh) || eh.e_type != ET_DYN || elf_getphdrnum(elf, &n))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_INTERP)
+			return false;
+	return !elffile__section(elf, ".eh_frame", &addr, &size) && size >= LAZY_EH_FRAME_BYTES;
+}
+
 /*
  * A binary seen for the first time, or mapped again after its rows were
  * given back: its rows, and its entries in the build-id and files maps.
@@ -510,7 +540,17 @@ static void *on_binary(void *ctx, const struct syms_binary *b, Elf *elf, Elf *de
 	t->core = core_binary(b->path);
 	if (elffile__segments(elf, &t->segs, &t->nsegs))
 		return t;
-	on_binary_rows(u, t, b->path, b->fd, elf, debug, b->observed);
+	if (u->lazy && !t->wanted && !t->core && t->id != UNWIND_NO_FILE && !debug &&
+	    lazy_library(elf)) {
+		u->lazy_left += !t->lazy;
+		t->lazy = true;
+		pr_debug("%s: its unwind rows wait for a stack to reach it", b->path);
+		enter_build_id(u, b);
+		return t;
+	}
+	u->lazy_made += t->lazy;
+	on_binary_rows(u, t, b->path, b->fd, elf, debug, b->observed && !t->lazy);
+	t->lazy = false;
 	enter_build_id(u, b);
 	enter_file(u, b, t);
 	return t;
@@ -648,7 +688,15 @@ static bool on_stale(void *ctx, void *observed)
 {
 	const struct table *t = observed;
 
-	return t->released || (t->refused && now_ms() >= t->retry_ms);
+	return t->released || (t->refused && now_ms() >= t->retry_ms) || (t->lazy && t->wanted);
+}
+
+/* A stack reached @observed's binary, whose rows were left for then: they are made. */
+static void on_want(void *ctx, void *observed)
+{
+	struct table *t = observed;
+
+	t->wanted = true;
 }
 
 /*
@@ -795,6 +843,8 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 				used[nused++] = t;
 		} else if (!t && trampolines(u, tgid, rt, &m[i], um)) {
 			cfi++;
+		} else if (t && t->lazy && um->id != UNWIND_NO_FILE) {
+			um->first = UNWIND_LAZY;
 		}
 	}
 	if (bpf_map_update_elem(u->procs_fd, &tgid, p, BPF_ANY) &&
@@ -837,8 +887,10 @@ struct unwinder *unwinder__new(struct syms *syms, const struct unwind_bpf *m)
 	u->runtimes.py_procs_fd = tool__legacy_bpf() ? -1 : bpf_map__fd(m->py_procs);
 	u->counts_fd = bpf_map__fd(m->counts);
 	u->syms = syms;
+	/* System-wide, where the exec program is loaded; one process has its own made at once. */
+	u->lazy = bpf_program__autoload(m->on_exec) && !probe__disabled("lazy_cfi");
 	syms__observe(syms, &(struct syms_observer){ on_binary, on_process, on_stale, on_forgot,
-						     on_tick, u });
+						     on_tick, on_want, u });
 	if (bpf_program__autoload(m->on_exec)) {
 		u->on_exec = bpf_program__attach(m->on_exec);
 		if (!u->on_exec) {
@@ -911,10 +963,11 @@ void unwinder__warn_losses(const struct unwinder *u)
 		 u->unsupported, u->processes, (unsigned long long)c->py_loops,
 		 (unsigned long long)c->py_unknown, (unsigned long long)c->py_no_thread);
 	pr_debug("unwind rows: %zu held in %zu chunks of %u (%zu KiB); %llu binaries' given back "
-		 "when no process used them, %llu made again", rowstore__used(u->rows),
+		 "when no process used them, %llu made again; %llu big libraries' left until a "
+		 "stack reached them, %llu made then", rowstore__used(u->rows),
 		 rowstore__chunks(u->rows), UNWIND_CHUNK_ROWS,
 		 rowstore__chunks(u->rows) * UNWIND_CHUNK_ROWS * sizeof(struct unwind_row) >> 10,
-		 u->reuse.released, u->reuse.remade);
+		 u->reuse.released, u->reuse.remade, u->lazy_left, u->lazy_made);
 	if (c->no_regs)
 		pr_warn("%llu user stacks were walked by frame pointers: the tool did not find their "
 			"user registers where it looks on kernels before 5.15 (the top of the task's "

@@ -340,6 +340,33 @@ while time.time() < end:
 	share "$T/folded" nofp_leaf "__libc_start_call_main;$CHAIN" 50
 }
 
+@test "unwind: system-wide, a big library's rows are made once a stack reaches it, and its stacks are whole from then on" {
+	require_bpf
+	# libstdc++ (34,371 rows, 196 KiB of .eh_frame) is left until a stack
+	# reaches it: the program's first samples in it ask for it, and their
+	# chains through it (no frame pointers) reach main from then on. libm,
+	# which libstdc++ maps and the program never calls, is never made.
+	g++ -O2 -g -fomit-frame-pointer -o "$T/sstream-cxx" "$ROOT/tests/langs/sstream.cc"
+	traced_while Sampling '"$T/sstream-cxx" 4 > /dev/null' "$BIN/profile" -v -F 199 -f 30
+	grep -E "/libstdc\+\+\.so[.0-9]*: its unwind rows wait for a stack to reach it" "$T/err"
+	grep -E "/libstdc\+\+\.so[.0-9]*: [0-9]+ unwind rows for" "$T/err"
+	grep -E "/libm\.so\.6: its unwind rows wait for a stack to reach it" "$T/err"
+	run grep -E "/libm\.so\.6: [0-9]+ unwind rows for" "$T/err"
+	assert_failure
+	grep -E "; [0-9]+ big libraries' left until a stack reached them, [1-9][0-9]* made then" "$T/err"
+	# Whole: 99% here; the samples before the rows are made are not.
+	awk '/^sstream-cxx;/ { all += $NF; if (/;__libc_start_call_main;main;/) whole += $NF }
+		END { printf "%d of %d whole\n", whole, all; exit !(all >= 300 && whole * 100 >= all * 85) }' "$T/folded"
+	# With -p, the process's rows are all made at start, big libraries' too.
+	"$T/sstream-cxx" 3 > "$T/work" &
+	WPID=$!
+	wait_for_line "$T/work" '^pid '
+	"$BIN/profile" -v -p "$WPID" -F 49 1 > /dev/null 2> "$T/err"
+	grep -E "/libstdc\+\+\.so[.0-9]*: [0-9]+ unwind rows for" "$T/err"
+	run grep "wait for a stack" "$T/err"
+	assert_failure
+}
+
 @test "unwind: --unwind errors, and a kernel without bpf_loop walks CFI all the same" {
 	run "$BIN/profile" --unwind=magic 1
 	assert_failure 2
