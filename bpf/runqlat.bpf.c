@@ -92,9 +92,11 @@ static __always_inline struct start *start_of(struct task_struct *t, bool btf, b
 	if (create)
 		bpf_map_update_elem(&start_tid, &tid, &zero, BPF_NOEXIST);
 	s = bpf_map_lookup_elem(&start_tid, &tid);
+	if (!s)
+		return NULL;
 	/* An entry a thread left behind under its old tid (exec from a non-leader thread). */
 	born = BPF_CORE_READ(t, start_time);
-	if (s && s->born != born) {
+	if (s->born != born) {
 		*s = zero;
 		s->born = born;
 	}

@@ -719,36 +719,37 @@ static void on_forgot(void *ctx)
 		 rowstore__chunks(u->rows));
 }
 
-/* Processes read again a second for their refused binaries: enough for a burst of them. */
-#define REFIT_PROCS 64
-
 /*
  * Once a second: when a binary refused for lack of room is due to be tried
  * again, gives back the rows of the processes that have exited and of the
  * binaries no live process maps, and if that makes room for it, reads again
- * the processes that map a refused binary, which builds its rows then. A
+ * every process that maps a refused binary, which builds its rows then (a
+ * /proc read each, once per such turn, which the back-off spaces). A
  * process read while the rows were full would otherwise be walked by frame
  * pointers through that binary for its whole life, though the process that
  * filled them exits a moment later.
  */
+/* Does a traced process map a binary whose rows found no room? */
+static bool any_refused(const struct unwinder *u)
+{
+	for (int i = 0; i < TRACED_BUCKETS; i++)
+		for (const struct traced *p = u->traced[i]; p; p = p->next)
+			if (p->refused)
+				return true;
+	return false;
+}
+
 static void on_tick(void *ctx)
 {
 	struct unwinder *u = ctx;
-	struct proc_key keys[REFIT_PROCS];
-	size_t n = 0, want = SIZE_MAX;
-	long long now;
+	struct proc_key *keys = NULL;
+	size_t n = 0, cap = 0, want = SIZE_MAX;
+	long long now = now_ms();
 
-	for (int i = 0; i < TRACED_BUCKETS && n < REFIT_PROCS; i++)
-		for (struct traced *p = u->traced[i]; p && n < REFIT_PROCS; p = p->next)
-			if (p->refused)
-				keys[n++] = p->key;
-	if (!n)
-		return;
-	now = now_ms();
 	for (struct table *t = u->tables; t; t = t->next)
 		if (t->refused && now >= t->retry_ms && t->want < want)
 			want = t->want;
-	if (want == SIZE_MAX)
+	if (want == SIZE_MAX || !any_refused(u))
 		return;
 	if (rowstore__room(u->rows) < want) {
 		sweep_exited(u, false);
@@ -761,11 +762,30 @@ static void on_tick(void *ctx)
 				refuse(u, t, t->want);
 		return;
 	}
+	/* Listed first: reading a process enters it again, in these lists. */
+	for (int i = 0; i < TRACED_BUCKETS; i++) {
+		for (struct traced *p = u->traced[i]; p; p = p->next) {
+			if (!p->refused)
+				continue;
+			if (n == cap) {
+				size_t c = cap ? cap * 2 : 64;
+				struct proc_key *k = realloc(keys, c * sizeof(*k));
+
+				if (!k)
+					goto read;
+				keys = k;
+				cap = c;
+			}
+			keys[n++] = p->key;
+		}
+	}
+read:
 	pr_debug("unwinder: room for binaries refused before: %zu processes that map them read "
 		 "again", n);
 	/* The processes may have exited since they were listed: syms says so. */
 	for (size_t i = 0; i < n; i++)
 		syms__refresh(u->syms, &keys[i]);
+	free(keys);
 }
 
 /*
