@@ -113,8 +113,12 @@ check_states() {
 	worker=$(folded_sum "$f" '^wall-worker;')
 	sleeper=$(folded_sum "$f" '^wall-sleeper;')
 	within "$worker" "$sleeper" 2
-	# Asleep throughout, but for a moment to exit: at most one sample on CPU.
-	[ "$(folded_sum "$f" '^wall-sleeper;\[sleeping\];\[sys_read\];')" -ge $((sleeper - 10102)) ]
+	# Asleep throughout, but to exit: what it waited for a CPU once woken (a
+	# busy machine, as CI's with its guests, can keep it waiting longer than
+	# a sample), one sample on CPU, and a moment preempted on its way out.
+	grep '^wall-sleeper;' "$f" | grep -v '^wall-sleeper;\[sleeping\];\[sys_read\];' || true
+	[ "$(folded_sum "$f" '^wall-sleeper;\[sleeping\];\[sys_read\];')" -ge \
+		$((sleeper - 2 * 10102 - $(measured sleeper_runnable) * 11 / 10)) ]
 	# The real-time thread ran its time (the kernel keeps 5% of each second from it).
 	within "$(folded_sum "$f" '^wall-hog;\[running\];')" $((WALL_MS * 1000)) 15
 }
