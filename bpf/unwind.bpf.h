@@ -131,6 +131,7 @@ struct unwind_walk {
 	__u8 via_fp;		/* ip was read from a frame-pointer chain, not found by CFI */
 	__u8 done;
 	__u8 has_proc;		/* the process has an entry, looked up when a frame leaves @map */
+	__u8 lazy;		/* a frame was in a big library without rows yet (frame pointers) */
 	struct proc_key key;
 	/*
 	 * The last frame's mapping, copied: most callers are in their
@@ -729,9 +730,12 @@ static __always_inline long unwind_step(struct unwind_walk *st, struct unwind_ou
 			p = bpf_map_lookup_elem(&unwind_procs, &st->key.tgid);
 		m = unwind_find_mapping(p, st->ip);
 		if (m) {
-			if (m->first == UNWIND_LAZY && !m->n) {
-				m->first = UNWIND_LAZY_ASKED;
-				proc_announce_value(&st->key, PROC_BINARY_WANTED, m->id);
+			if (!m->n && m->first >= UNWIND_LAZY_ASKED) {
+				st->lazy = 1;
+				if (m->first == UNWIND_LAZY) {
+					m->first = UNWIND_LAZY_ASKED;
+					proc_announce_value(&st->key, PROC_BINARY_WANTED, m->id);
+				}
 			}
 			st->map = *m;
 			m = &st->map;
@@ -1065,6 +1069,7 @@ static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_k
 	if (done < 0)
 		return -1;
 	counts->cfi++;
+	counts->lazy += st->lazy;
 	return py_merge(t, st->n);
 }
 

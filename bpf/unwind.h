@@ -238,6 +238,7 @@ struct unwind_counts {
 	__u64 py_loops;		/* interpreter loop frames replaced by the Python frames they ran */
 	__u64 py_unknown;	/* Python frames whose code object could not be read */
 	__u64 py_no_thread;	/* stacks in the interpreter loop without a thread state found */
+	__u64 lazy;		/* stacks through a big library before its rows were made */
 };
 
 /*

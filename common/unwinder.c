@@ -960,6 +960,7 @@ static void read_counts(const struct unwinder *u, struct unwind_counts *sum)
 		sum->py_loops += per[i].py_loops;
 		sum->py_unknown += per[i].py_unknown;
 		sum->py_no_thread += per[i].py_no_thread;
+		sum->lazy += per[i].lazy;
 	}
 	free(per);
 }
@@ -988,6 +989,11 @@ void unwinder__warn_losses(const struct unwinder *u)
 		 rowstore__chunks(u->rows), UNWIND_CHUNK_ROWS,
 		 rowstore__chunks(u->rows) * UNWIND_CHUNK_ROWS * sizeof(struct unwind_row) >> 10,
 		 u->reuse.released, u->reuse.remade, u->lazy_left, u->lazy_made);
+	if (c->lazy)
+		pr_warn("%llu user stacks reached a big library before its unwind rows were made "
+			"(system-wide, a library with %d KiB of CFI or more waits for a stack to "
+			"reach it): their frames there were walked by frame pointers, which may cut "
+			"them short", (unsigned long long)c->lazy, LAZY_EH_FRAME_BYTES >> 10);
 	if (c->no_regs)
 		pr_warn("%llu user stacks were walked by frame pointers: the tool did not find their "
 			"user registers where it looks on kernels before 5.15 (the top of the task's "
