@@ -93,6 +93,7 @@ static __always_inline void account(enum what w, __u64 n)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0;
 	struct cachestat_counts *c;
 	struct cachestat_proc *p;
+	char comm[TASK_COMM_LEN];
 
 	if (!n || (target_tgid && tgid != target_tgid))
 		return;
@@ -107,8 +108,8 @@ static __always_inline void account(enum what w, __u64 n)
 		__sync_fetch_and_add(&lost_procs, 1);
 		return;
 	}
-	if (!p->comm[0])
-		bpf_get_current_comm(p->comm, sizeof(p->comm));
+	bpf_get_current_comm(comm, sizeof(comm));
+	comm_keep(p->comm, comm);
 	__sync_fetch_and_add(field(&p->c, w), n);
 }
 

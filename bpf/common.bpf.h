@@ -131,6 +131,22 @@ static __always_inline long task_state(struct task_struct *t, bool btf)
 	return TASK_FIELD(btf, old, state);
 }
 
+/*
+ * Keeps @kept, a row's name, the one its task goes by now, @now (16
+ * bytes, TASK_COMM_LEN). Named once at its first event, a process started
+ * while traced would keep its parent's: it waits, reads and faults before
+ * its exec renames it.
+ */
+static __always_inline void comm_keep(char *kept, const char *now)
+{
+	bool same = true;
+
+	for (int i = 0; i < 16; i++)
+		same &= kept[i] == now[i];
+	if (!same)
+		__builtin_memcpy(kept, now, 16);
+}
+
 /* cgroup::ancestor_ids[] (ids) became cgroup::ancestors[] (pointers) in 5.19/6.0. */
 struct cgroup___ids {
 	int level;

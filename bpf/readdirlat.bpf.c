@@ -346,11 +346,14 @@ static __always_inline int on_exit(__s64 ret)
 	struct hist *all;
 	struct call *c;
 	bool have_dir = false;
+	char comm[TASK_COMM_LEN];
 
 	c = call_of(false);
 	if (!c || !c->ts)
 		return 0;
 	lat = bpf_ktime_get_ns() - c->ts;
+	if (group != RDL_GROUP_NONE || summary)
+		bpf_get_current_comm(comm, sizeof(comm));
 	if (group == RDL_GROUP_DIR || summary || events)
 		have_dir = dir_of(c->fd, &key.dir);
 
@@ -367,8 +370,7 @@ static __always_inline int on_exit(__s64 ret)
 			hkey.dir = key.dir;
 		h = swapped_lookup_or_init(&hist_by, &hkey, &empty_hist);
 		if (h) {
-			if (!h->comm[0])
-				bpf_get_current_comm(h->comm, sizeof(h->comm));
+			comm_keep(h->comm, comm);
 			hist_add_shared(&h->hist, lat / unit_ns);
 		} else {
 			__sync_fetch_and_add(&lost_rows, 1);
@@ -393,8 +395,7 @@ static __always_inline int on_exit(__s64 ret)
 			if (lat > s->lat_max_ns)
 				s->lat_max_ns = lat;	/* racy across CPUs: a max, not a sum */
 			s->bufsz = c->count;
-			if (!s->comm[0])
-				bpf_get_current_comm(s->comm, sizeof(s->comm));
+			comm_keep(s->comm, comm);
 		} else {
 			__sync_fetch_and_add(&lost_rows, 1);
 		}

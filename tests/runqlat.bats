@@ -107,6 +107,21 @@ section_total() {
 	[ "$(section_total pid "$WORKPID")" -ge 51 ]
 }
 
+@test "runqlat -P and -L name a process started while traced as its exec named it, not its parent" {
+	require_bpf
+	# Forked by this shell, its first waits come before its exec.
+	start_runqlat -P
+	start_workload -n 20 -s 2
+	finish INT
+	run grep "^pid = $WORKPID " "$T/out"
+	assert_output "pid = $WORKPID runq_contend"
+	start_runqlat -L
+	start_workload -n 20 -s 2
+	finish INT
+	run grep "^tid = $WORKPID " "$T/out"
+	assert_output "tid = $WORKPID runq_contend"
+}
+
 @test "runqlat --json parses and counts what the text output counts" {
 	require_bpf
 	start_workload -n 100 -s 2
