@@ -141,8 +141,8 @@ void offcpu__banner(const struct cli *cli, const char *what)
 		snprintf(who, sizeof(who), "kernel threads");
 	if (cli->duration)
 		snprintf(dur, sizeof(dur), " for %u secs.", cli->duration);
-	/* Folded and JSON output keep stdout for data: the line goes to stderr. */
-	fprintf(offcpu.folded || cli->json ? stderr : stdout,
+	/* Folded, JSON and a file on stdout keep it for data: the line goes to stderr. */
+	fprintf(offcpu.folded || cli->json || stack_opts__stdout_taken() ? stderr : stdout,
 		"Tracing %s (us) of %s by %s stack%s\n", what, who,
 		offcpu.user_only ? "user" : offcpu.kernel_only ? "kernel" : "user + kernel", dur);
 	fflush(NULL);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "outfile.h"
 #include "run.h"
 #include "stackopts.h"
 #include "syms.h"
@@ -120,6 +121,12 @@ void stack_opts__warn_ignored(const struct stack_view *v)
 	}
 	if (v->folded && !stack_opts.pprof_dir)
 		tool__warn_ignored("-f prints folded lines", v->json ? "--json" : NULL);
+}
+
+bool stack_opts__stdout_taken(void)
+{
+	return (stack_opts.svg && outfile__is_stdout(stack_opts.svg)) ||
+	       (stack_opts.pprof && outfile__is_stdout(stack_opts.pprof));
 }
 
 struct syms *stack_opts__syms(void)

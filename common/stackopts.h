@@ -32,6 +32,12 @@ extern const struct argp stack_opts_argp;
 
 struct syms;
 
+/*
+ * Does --svg or --pprof write to the standard output ('-')? Then, as with
+ * -f and --json, the tool's opening line goes to stderr: the file is all.
+ */
+bool stack_opts__stdout_taken(void);
+
 /* A symbolizer as the options ask (its memory, debuginfod); NULL once said why. */
 struct syms *stack_opts__syms(void);
 

@@ -821,10 +821,13 @@ spin_only() {
 		grep -q "cannot write $T/d/x.pb.gz" "$T/err"
 		! grep -q 'cannot read' "$T/err" || fail "$t: $(cat "$T/err")"
 	done
-	# '-' is the standard output.
-	run timeout 10 "$BIN/profile" -F 49 --svg - 1
-	assert_success
-	xmllint --noout - <<<"$(grep -v '^Sampling' <<<"$output")"
+	# '-' is the standard output, the file alone: the opening line goes to stderr.
+	timeout 10 "$BIN/profile" -F 49 --svg - 1 > "$T/out.svg" 2> "$T/err"
+	xmllint --noout "$T/out.svg"
+	grep -q '^Sampling at ' "$T/err"
+	timeout 10 "$BIN/offcputime" --pprof - 1 > "$T/out.pb.gz" 2> "$T/err"
+	gzip -t "$T/out.pb.gz"
+	grep -q '^Tracing off-CPU time' "$T/err"
 }
 
 @test "hostile: every tool fails, exit 1, when its standard output is closed" {

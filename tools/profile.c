@@ -256,6 +256,8 @@ static void report_losses(struct profile *p)
 static void banner(void)
 {
 	char who[300] = "all threads", rate[64], cpu[32] = "", dur[32] = "... Hit Ctrl-C to end.";
+	/* Folded lines go straight into flame graph scripts: keep stdout clean, as bcc does. */
+	FILE *out = env.folded || cli.json || stack_opts__stdout_taken() ? stderr : stdout;
 
 	if (env.pid)
 		snprintf(who, sizeof(who), "PID %d", env.pid);
@@ -272,15 +274,14 @@ static void banner(void)
 	if (cli.duration)
 		snprintf(dur, sizeof(dur), " for %u secs.", cli.duration);
 	if (env.wall) {
-		fprintf(env.folded || cli.json ? stderr : stdout,
+		fprintf(out,
 			"Wall-clock time of %s at %s on CPU, in microseconds by state, by %s stack%s\n",
 			who, rate, env.user_only ? "user" : env.kernel_only ? "kernel" : "user + kernel",
 			dur);
 		fflush(NULL);
 		return;
 	}
-	/* Folded lines go straight into flame graph scripts: keep stdout clean, as bcc does. */
-	fprintf(env.folded || cli.json ? stderr : stdout, "Sampling at %s of %s by %s stack%s%s\n",
+	fprintf(out, "Sampling at %s of %s by %s stack%s%s\n",
 		rate, who, env.user_only ? "user" : env.kernel_only ? "kernel" : "user + kernel",
 		cpu, dur);
 	fflush(NULL);

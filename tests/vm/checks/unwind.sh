@@ -173,7 +173,18 @@ else
 fi
 
 # Short-lived: 60 processes, each blocked 3 times 1 ms, gone before the report.
-if vm_attach "$SCRATCH/uw.out" "$SCRATCH/uw.err" offcputime -v -U -f; then
+# Each is read as it execs, by a thread that races its first blocks: a
+# guest whose vCPUs the host starves (one emulator thread for both, at idle
+# priority beside the suite) may let some block first, walked by frame
+# pointers, which the tool counts ("... by frame pointers and build-id
+# before their process's mappings were read"; a CI run: 94.6% whole). Such
+# a run, said by the tool, is tried once more.
+uw_try=1
+while :; do
+	if ! vm_attach "$SCRATCH/uw.out" "$SCRATCH/uw.err" offcputime -v -U -f; then
+		result unwind short-lived fail "rc=$vm_rc $(tail -n 2 "$SCRATCH/uw.err")"
+		break
+	fi
 	vm_settled "$SCRATCH/uw.err"
 	i=0
 	while [ $i -lt 60 ]; do
@@ -184,10 +195,15 @@ if vm_attach "$SCRATCH/uw.out" "$SCRATCH/uw.err" offcputime -v -U -f; then
 	wait $vm_tpid
 	rc=$?
 	set -- $(uw_share "$SCRATCH/uw.out" nofp_nap_leaf "main;nofp_level1;nofp_level2;nofp_level3")
+	if [ $uw_try = 1 ] && [ "$2" -gt 20 ] && [ $(($1 * 100)) -lt $(($2 * 95)) ] &&
+	   grep -qE ' [1-9][0-9]* by frame pointers and build-id before' "$SCRATCH/uw.err"; then
+		echo "short-lived: $1 of $2 whole, some walked before their process was read: once more"
+		uw_try=2
+		continue
+	fi
 	uw_verdict short-lived "$1" "$2" "rc=$rc $(tail -n 2 "$SCRATCH/uw.err") $(head -c 400 "$SCRATCH/uw.out")" offcputime
-else
-	result unwind short-lived fail "rc=$vm_rc $(tail -n 2 "$SCRATCH/uw.err")"
-fi
+	break
+done
 
 # arm64: return addresses signed by pointer authentication, which the walk
 # strips before it looks them up (an arm64 guest only: x86 has no such thing).
