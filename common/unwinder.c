@@ -993,7 +993,8 @@ void unwinder__warn_losses(const struct unwinder *u)
 		pr_warn("%llu user stacks reached a big library before its unwind rows were made "
 			"(system-wide, a library with %d KiB of CFI or more waits for a stack to "
 			"reach it): their frames there were walked by frame pointers, which may cut "
-			"them short", (unsigned long long)c->lazy, LAZY_EH_FRAME_BYTES >> 10);
+			"them short; with -p every table is made at start",
+			(unsigned long long)c->lazy, LAZY_EH_FRAME_BYTES >> 10);
 	if (c->no_regs)
 		pr_warn("%llu user stacks were walked by frame pointers: the tool did not find their "
 			"user registers where it looks on kernels before 5.15 (the top of the task's "
