@@ -192,7 +192,7 @@ check_states() {
 	require_bpf
 	mkdir "$T/pd"
 	wall_run 1000 --pprof-dir "$T/pd" --pprof-interval 1
-	local files=0 f worker sleeper
+	local files=0 f worker sleeper all_worker=0 all_sleeper=0
 	for f in "$T"/pd/profile-*.pb.gz; do
 		pprof_folded "$f" > "$T/one.folded"
 		worker=$(folded_sum "$T/one.folded" '^wall-worker;')
@@ -203,12 +203,21 @@ check_states() {
 		# Asleep throughout, counted in every second, not only the one it woke in.
 		[ "$sleeper" -gt 0 ]
 		# Both threads there the whole second, the last (a part) aside: the
-		# same time, within 3% (the worker's time on CPU is sampled, each
-		# sample 1% of a second).
-		[ "$sleeper" -lt 500000000 ] || within "$worker" "$sleeper" 3
+		# same time, within 6%. The worker's time on CPU is sampled, each
+		# sample 1% of a second, and in bursts (behind the real-time hog)
+		# a second may get a few more or fewer; and what comes between the
+		# report's cut of the periods and its swap of the maps, tens of
+		# milliseconds when the tool waits for a CPU, is in the earlier
+		# file (beside the matrix's guests: 1,017 ms, then 956, of 1,000).
+		# Over all the seconds these even out: within 2%.
+		[ "$sleeper" -lt 500000000 ] && continue
+		within "$worker" "$sleeper" 6
+		all_worker=$((all_worker + worker))
+		all_sleeper=$((all_sleeper + sleeper))
 		files=$((files + 1))
 	done
 	[ "$files" -ge 5 ]
+	within "$((all_worker / 1000))" "$((all_sleeper / 1000))" 2
 }
 
 @test "profile --wall --min-block: shorter periods in one [short] count, the sum still whole" {
