@@ -719,16 +719,6 @@ static void on_forgot(void *ctx)
 		 rowstore__chunks(u->rows));
 }
 
-/*
- * Once a second: when a binary refused for lack of room is due to be tried
- * again, gives back the rows of the processes that have exited and of the
- * binaries no live process maps, and if that makes room for it, reads again
- * every process that maps a refused binary, which builds its rows then (a
- * /proc read each, once per such turn, which the back-off spaces). A
- * process read while the rows were full would otherwise be walked by frame
- * pointers through that binary for its whole life, though the process that
- * filled them exits a moment later.
- */
 /* Does a traced process map a binary whose rows found no room? */
 static bool any_refused(const struct unwinder *u)
 {
@@ -739,6 +729,16 @@ static bool any_refused(const struct unwinder *u)
 	return false;
 }
 
+/*
+ * Once a second: when a binary refused for lack of room is due to be tried
+ * again, gives back the rows of the processes that have exited and of the
+ * binaries no live process maps, and if that makes room for it, reads again
+ * every process that maps a refused binary, which builds its rows then (a
+ * /proc read each, once per such turn, which the back-off spaces). A
+ * process read while the rows were full would otherwise be walked by frame
+ * pointers through that binary for its whole life, though the process that
+ * filled them exits a moment later.
+ */
 static void on_tick(void *ctx)
 {
 	struct unwinder *u = ctx;
