@@ -35,6 +35,7 @@ enum proc_note_kind {
 	PROC_EXEC,		/* just exec'd: read its maps ahead of its first sample */
 	PROC_RUNTIME_FRAME,	/* in a stack: a runtime's frame (@value), to name while it lives */
 	PROC_BINARY_WANTED,	/* a walk reached binary @value, whose rows wait to be asked for */
+	PROC_EXITED,		/* its last thread exited: the unwinder's rows for it may go */
 };
 
 /*

@@ -276,6 +276,29 @@ int stack_on_exec(void *ctx)
 }
 
 /*
+ * A process the unwinder has tables for has exited (its last thread): the
+ * rows only it used can go now, where a binary refused for lack of room
+ * waits for them, not when a sweep of /proc next finds it gone (the sweep,
+ * a file read a process, is spaced out by seconds). User space loads this
+ * only with CFI tables, system-wide.
+ */
+SEC("raw_tp/sched_process_exit")
+int stack_on_exit(void *ctx)
+{
+	struct task_struct *task = current_task();
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct proc_key k;
+
+	/* do_exit() counts the thread out of signal->live before this tracepoint. */
+	if (BPF_CORE_READ(task, signal, live.counter) ||
+	    !bpf_map_lookup_elem(&unwind_procs, &tgid))
+		return 0;
+	proc_key_of(task, &k);
+	proc_announce_counted(&k, PROC_EXITED);
+	return 0;
+}
+
+/*
  * The kernel found room for a new mapping of the current process (its
  * get_unmapped_area(), for an mmap() without MAP_FIXED: ld.so reserving
  * a library's span): [addr, addr + length) is free, so whatever the

@@ -248,6 +248,8 @@ static int on_new_pid(void *ctx, void *data, size_t size)
 		syms__prefetch(ctx, &e.proc);
 	else if (e.kind == PROC_BINARY_WANTED)
 		syms__want(ctx, &e.proc, e.value);
+	else if (e.kind == PROC_EXITED)
+		syms__exited(ctx, &e.proc);
 	else
 		syms__track(ctx, &e.proc);
 	return 0;

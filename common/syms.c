@@ -204,6 +204,12 @@ int syms__want(struct syms *s, const struct proc_key *p, uint64_t id)
 	return syms__refresh(s, p);
 }
 
+void syms__exited(struct syms *s, const struct proc_key *p)
+{
+	if (s->observer.exited)
+		s->observer.exited(s->observer.ctx, p);
+}
+
 int syms__file_offset(struct syms *s, uint32_t id, uint64_t offset, struct sym_info *out)
 {
 	struct vma whole = { 0, UINT64_MAX, 0, NULL };

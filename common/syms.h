@@ -205,6 +205,8 @@ struct syms_observer {
 	void (*tick)(void *ctx);
 	/* A stack reached the binary @observed is of: syms__want() (optional). */
 	void (*want)(void *ctx, void *observed);
+	/* Process @p has exited, as the kernel said: syms__exited() (optional). */
+	void (*exited)(void *ctx, const struct proc_key *p);
 	void *ctx;
 };
 
@@ -216,6 +218,12 @@ void syms__observe(struct syms *s, const struct syms_observer *o);
  * read again, which hands the binary to it as stale. 0, or -ENOENT.
  */
 int syms__want(struct syms *s, const struct proc_key *p, uint64_t id);
+
+/*
+ * The kernel said process @p has exited: the observer may let go of what
+ * it holds for it now. Its symbols stay, for the stacks still to print.
+ */
+void syms__exited(struct syms *s, const struct proc_key *p);
 
 /*
  * Runtime frame @v (an interpreted function: unwind.h's

@@ -93,16 +93,18 @@ struct unwinder {
 	struct rowstore *rows;
 	struct table *tables;
 	unsigned long long binaries, with_cfi, processes;
+	unsigned long long exits;	/* processes forgotten as the kernel said they exited */
 	unsigned long long unsupported;	/* rows with rules the unwinder cannot follow */
 	struct losses lost;
 	unsigned int full;		/* processes the map was full for since it was last swept */
 	long long fruitless_ms;		/* when a sweep for room last found none; 0: it did */
 	bool entered;			/* a process entered since */
+	bool exited;			/* the kernel said one exited, since the last tick */
 	struct traced *traced[TRACED_BUCKETS];
 	struct table *fresh;		/* made since the last process was entered */
 	unsigned long long sweeps;	/* reports' sweeps so far: tables' age */
 	struct reuse reuse;
-	struct bpf_link *on_exec, *on_new_area;
+	struct bpf_link *on_exec, *on_exit, *on_new_area;
 	struct runtime_bpf runtimes;
 	/* CPython's trampolines' rows (one per kind), once made, and their indexes. */
 	struct {
@@ -137,6 +139,9 @@ int unwind__configure(const struct unwind_opts *o, const struct unwind_bpf *m, b
 	/* Attached by unwinder__new(), the tables ready. */
 	bpf_program__set_autoload(m->on_exec, cfi && !one_process);
 	bpf_program__set_autoattach(m->on_exec, false);
+	/* For tests: exits found by sweeps of /proc alone, as when the ring is full. */
+	bpf_program__set_autoload(m->on_exit, cfi && !one_process && !probe__disabled("exit_notes"));
+	bpf_program__set_autoattach(m->on_exit, false);
 	bpf_program__set_autoload(m->on_new_area,
 				  cfi && probe__tracepoint("mmap", "vm_unmapped_area"));
 	bpf_program__set_autoattach(m->on_new_area, false);
@@ -259,6 +264,17 @@ static void trace(struct unwinder *u, const struct proc_key *k, struct table **t
 	u->traced[k->tgid % TRACED_BUCKETS] = p;
 }
 
+/* Drops the process in *@pp, which has exited: its entries and its holds. */
+static void forget(struct unwinder *u, struct traced **pp)
+{
+	__u32 tgid = (*pp)->key.tgid;
+
+	bpf_map_delete_elem(u->procs_fd, &tgid);
+	if ((*pp)->runtime)
+		runtime__process(&u->runtimes, tgid, NULL, 0, 0);
+	untrace(pp);
+}
+
 /*
  * Drops the entries of the processes that have exited, and their holds;
  * @just_checked: as the symbolizer has just found them. How many.
@@ -271,7 +287,6 @@ static size_t sweep_exited(struct unwinder *u, bool just_checked)
 		struct traced **pp = &u->traced[i];
 
 		while (*pp) {
-			__u32 tgid = (*pp)->key.tgid;
 			int exited = just_checked ? syms__found_exited(u->syms, &(*pp)->key) : -ENOENT;
 
 			if (exited < 0)
@@ -280,10 +295,7 @@ static size_t sweep_exited(struct unwinder *u, bool just_checked)
 				pp = &(*pp)->next;
 				continue;
 			}
-			bpf_map_delete_elem(u->procs_fd, &tgid);
-			if ((*pp)->runtime)
-				runtime__process(&u->runtimes, tgid, NULL, 0, 0);
-			untrace(pp);
+			forget(u, pp);
 			dropped++;
 		}
 	}
@@ -409,6 +421,7 @@ static void on_binary_rows(struct unwinder *u, struct table *t, const char *path
 	if (t->refused)
 		u->reuse.refit++;
 	t->refused = false;
+	t->backoff_ms = 0;
 	pr_debug("%s: %zu unwind rows for %zu functions%s", path, c.n, c.fdes,
 		 go ? ", Go's from its pclntab" : "");
 	cfi__free(&c);
@@ -682,13 +695,34 @@ static void unhold_fresh(struct unwinder *u)
 
 /*
  * Whether the binary @observed's rows are to be made again: they were
- * given back, or found no room when made, and it is time to try again.
+ * given back, or found no room when made and there is room now or it is
+ * time to look for some again.
  */
 static bool on_stale(void *ctx, void *observed)
 {
+	const struct unwinder *u = ctx;
 	const struct table *t = observed;
 
-	return t->released || (t->refused && now_ms() >= t->retry_ms) || (t->lazy && t->wanted);
+	return t->released || (t->lazy && t->wanted) ||
+	       (t->refused && (rowstore__room(u->rows) >= t->want || now_ms() >= t->retry_ms));
+}
+
+/*
+ * The kernel said process @k exited (stack_on_exit()): its entry goes now,
+ * and the next tick gives back the rows only it used, if a refused binary
+ * waits for them.
+ */
+static void on_exited(void *ctx, const struct proc_key *k)
+{
+	struct unwinder *u = ctx;
+	struct traced **pp = traced_slot(u, k->tgid);
+
+	/* Not a process that took its pid since, whose note came first. */
+	if (*pp && (*pp)->key.start_ns == k->start_ns) {
+		forget(u, pp);
+		u->exited = true;
+		u->exits++;
+	}
 }
 
 /* A stack reached @observed's binary, whose rows were left for then: they are made. */
@@ -730,33 +764,42 @@ static bool any_refused(const struct unwinder *u)
 }
 
 /*
- * Once a second: when a binary refused for lack of room is due to be tried
- * again, gives back the rows of the processes that have exited and of the
- * binaries no live process maps, and if that makes room for it, reads again
- * every process that maps a refused binary, which builds its rows then (a
- * /proc read each, once per such turn, which the back-off spaces). A
- * process read while the rows were full would otherwise be walked by frame
- * pointers through that binary for its whole life, though the process that
- * filled them exits a moment later.
+ * Once a second, while a traced process maps a binary refused for lack of
+ * room: gives back the rows no live process uses, and if that makes room
+ * for one, reads again every process that maps a refused binary, which
+ * builds its rows then (a /proc read each). A process read while the rows
+ * were full would otherwise be walked by frame pointers through that
+ * binary for its whole life, though the process that filled them exits a
+ * moment later. The kernel's exit notes say when rows may have come back;
+ * a sweep of /proc, for the exits no note told (the ring was full), only
+ * when a binary's back-off is due.
  */
 static void on_tick(void *ctx)
 {
 	struct unwinder *u = ctx;
 	struct proc_key *keys = NULL;
 	size_t n = 0, cap = 0, want = SIZE_MAX;
+	bool exited = u->exited, due = false;
 	long long now = now_ms();
 
-	for (struct table *t = u->tables; t; t = t->next)
-		if (t->refused && now >= t->retry_ms && t->want < want)
+	u->exited = false;
+	for (struct table *t = u->tables; t; t = t->next) {
+		if (!t->refused)
+			continue;
+		if (t->want < want)
 			want = t->want;
+		due |= now >= t->retry_ms;
+	}
 	if (want == SIZE_MAX || !any_refused(u))
 		return;
-	if (rowstore__room(u->rows) < want) {
+	if (rowstore__room(u->rows) < want && exited)
+		release_unused(u, true);
+	if (rowstore__room(u->rows) < want && due) {
 		sweep_exited(u, false);
 		release_unused(u, true);
 	}
 	if (rowstore__room(u->rows) < want) {
-		/* Still none: each waits its next, longer, turn. */
+		/* Still none: each due waits its next, longer, turn. */
 		for (struct table *t = u->tables; t; t = t->next)
 			if (t->refused && now >= t->retry_ms)
 				refuse(u, t, t->want);
@@ -887,6 +930,22 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 	on_process_runtime(u, tgid, had_runtime, rt, bias);
 }
 
+/* Attaches @prog into *@link, if it is loaded; @hook names it in the error. 0 or -errno. */
+static int attach(struct bpf_program *prog, struct bpf_link **link, const char *hook)
+{
+	if (!bpf_program__autoload(prog))
+		return 0;
+	*link = bpf_program__attach(prog);
+	if (!*link) {
+		int err = -errno;
+
+		pr_err("cannot attach to %s: %s", hook, strerror(-err));
+		errno = -err;
+		return err;
+	}
+	return 0;
+}
+
 struct unwinder *unwinder__new(struct syms *syms, const struct unwind_bpf *m)
 {
 	struct bpf_map *rows = m->rows, *procs = m->procs;
@@ -909,30 +968,18 @@ struct unwinder *unwinder__new(struct syms *syms, const struct unwind_bpf *m)
 	u->syms = syms;
 	/* System-wide, where the exec program is loaded; one process has its own made at once. */
 	u->lazy = bpf_program__autoload(m->on_exec) && !probe__disabled("lazy_cfi");
-	syms__observe(syms, &(struct syms_observer){ on_binary, on_process, on_stale, on_forgot,
-						     on_tick, on_want, u });
-	if (bpf_program__autoload(m->on_exec)) {
-		u->on_exec = bpf_program__attach(m->on_exec);
-		if (!u->on_exec) {
-			int err = errno;
+	syms__observe(syms, &(struct syms_observer){
+		.binary = on_binary, .process = on_process, .stale = on_stale,
+		.forgot = on_forgot, .tick = on_tick, .want = on_want, .exited = on_exited,
+		.ctx = u });
+	if (attach(m->on_exec, &u->on_exec, "sched_process_exec") ||
+	    attach(m->on_exit, &u->on_exit, "sched_process_exit") ||
+	    attach(m->on_new_area, &u->on_new_area, "the mmap:vm_unmapped_area tracepoint")) {
+		int err = errno;
 
-			pr_err("cannot attach to sched_process_exec: %s", strerror(err));
-			unwinder__free(u);
-			errno = err;
-			return NULL;
-		}
-	}
-	if (bpf_program__autoload(m->on_new_area)) {
-		u->on_new_area = bpf_program__attach(m->on_new_area);
-		if (!u->on_new_area) {
-			int err = errno;
-
-			pr_err("cannot attach to the mmap:vm_unmapped_area tracepoint: %s",
-			       strerror(err));
-			unwinder__free(u);
-			errno = err;
-			return NULL;
-		}
+		unwinder__free(u);
+		errno = err;
+		return NULL;
 	}
 	return u;
 }
@@ -976,12 +1023,13 @@ void unwinder__warn_losses(const struct unwinder *u)
 		 "their process's mappings were read (%llu without build-ids, before Linux 5.17), "
 		 "%llu cut short; %llu binaries (%llu with CFI, "
 		 "%zu rows, %llu of them with rules it does not follow, where stacks end marked), "
-		 "%llu processes; %llu interpreter loop frames in Python's, %llu Python frames "
-		 "unknown, %llu stacks in Python without its thread state",
+		 "%llu processes (%llu forgotten at their exit); %llu interpreter loop frames in "
+		 "Python's, %llu Python frames unknown, %llu stacks in Python without its thread "
+		 "state",
 		 (unsigned long long)c->cfi,
 		 (unsigned long long)c->by_build_id, (unsigned long long)c->fp,
 		 (unsigned long long)c->truncated, u->binaries, u->with_cfi, rowstore__used(u->rows),
-		 u->unsupported, u->processes, (unsigned long long)c->py_loops,
+		 u->unsupported, u->processes, u->exits, (unsigned long long)c->py_loops,
 		 (unsigned long long)c->py_unknown, (unsigned long long)c->py_no_thread);
 	pr_debug("unwind rows: %zu held in %zu chunks of %u (%zu KiB); %llu binaries' given back "
 		 "when no process used them, %llu made again; %llu big libraries' left until a "
@@ -1043,6 +1091,7 @@ void unwinder__free(struct unwinder *u)
 	if (!u)
 		return;
 	bpf_link__destroy(u->on_exec);
+	bpf_link__destroy(u->on_exit);
 	bpf_link__destroy(u->on_new_area);
 	syms__observe(u->syms, &(struct syms_observer){});
 	for (struct table *t = u->tables, *n; t; t = n) {

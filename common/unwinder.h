@@ -34,7 +34,7 @@ enum unwind_method unwind__parse_method(struct argp_state *state, const char *ar
 /* The unwinder's part of a stack tool's BPF object (bpf/unwind.bpf.h, bpf/stackstore.bpf.h). */
 struct unwind_bpf {
 	struct bpf_map *rows, *procs, *build_ids, *files;
-	struct bpf_program *on_exec, *on_new_area;
+	struct bpf_program *on_exec, *on_exit, *on_new_area;
 	struct bpf_map *py_procs;	/* the runtimes' (bpf/python.bpf.h) */
 	struct bpf_map *counts;		/* struct unwind_counts, per CPU */
 };
@@ -42,7 +42,8 @@ struct unwind_bpf {
 #define UNWIND_BPF(skel)                                                                   \
 	((struct unwind_bpf){ (skel)->maps.unwind_rows, (skel)->maps.unwind_procs,          \
 			      (skel)->maps.unwind_build_ids, (skel)->maps.unwind_files,     \
-			      (skel)->progs.stack_on_exec, (skel)->progs.stack_on_new_area, \
+			      (skel)->progs.stack_on_exec, (skel)->progs.stack_on_exit,     \
+			      (skel)->progs.stack_on_new_area,                              \
 			      (skel)->maps.py_procs, (skel)->maps.unwind_counters })
 
 /*

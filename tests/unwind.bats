@@ -616,13 +616,26 @@ traced_while() {
 	# one is read before it exits: a run of "spin 0" in a row, gone in a
 	# millisecond, was read only now and then on a loaded machine (CI),
 	# and some runs never filled the map.
-	traced_while Sampling 'for b in $(seq 25); do
+	local churn='for b in $(seq 25); do
 			p=()
 			for i in $(seq 100); do sleep 0.3 & p+=($!); done
 			wait "${p[@]}"
 		done
-		"$NOFP" spin 1 > /dev/null' "$BIN/profile" -v --unwind-memory 12 -F 99 -f 30
+		"$NOFP" spin 1 > /dev/null'
+	# The kernel's exit notes drop each entry as its process exits: the
+	# map never fills.
+	traced_while Sampling "$churn" "$BIN/profile" -v --unwind-memory 12 -F 99 -f 30
 	grep 'room for [0-9]* rows and 306 processes' "$T/err"
+	grep -E ' [0-9]{3,} processes \([0-9]{3,} forgotten at their exit\)' "$T/err" ||
+		fail "$(grep -E 'processes \(' "$T/err")"
+	run grep -E "processes. map full|no room for their mappings" "$T/err"
+	assert_failure
+	share "$T/folded" nofp_leaf "$CHAIN"
+	# Without them (their ring full), a sweep of /proc finds the exited
+	# when the map is full.
+	BPFSCOPE_DISABLE=exit_notes traced_while Sampling "$churn" \
+		"$BIN/profile" -v --unwind-memory 12 -F 99 -f 30
+	grep -E ' processes \(0 forgotten at their exit\)' "$T/err"
 	grep -E 'processes. map full: dropped [0-9]{3,} that exited' "$T/err"
 	run grep 'no room for their mappings' "$T/err"
 	assert_failure
