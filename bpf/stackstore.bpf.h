@@ -279,20 +279,30 @@ int stack_on_exec(void *ctx)
  * A process the unwinder has tables for has exited (its last thread): the
  * rows only it used can go now, where a binary refused for lack of room
  * waits for them, not when a sweep of /proc next finds it gone (the sweep,
- * a file read a process, is spaced out by seconds). User space loads this
- * only with CFI tables, system-wide.
+ * a file read a process, is spaced out by seconds); and its entry, where
+ * the map fills. Only while user space asks (unwind_exit_notes). User
+ * space loads this only with CFI tables, system-wide.
  */
 SEC("raw_tp/sched_process_exit")
 int stack_on_exit(void *ctx)
 {
 	struct task_struct *task = current_task();
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0, *wanted;
 	struct proc_key k;
 
+	wanted = bpf_map_lookup_elem(&unwind_exit_notes, &zero);
+	if (!wanted || !*wanted)
+		return 0;
 	/* do_exit() counts the thread out of signal->live before this tracepoint. */
 	if (BPF_CORE_READ(task, signal, live.counter) ||
 	    !bpf_map_lookup_elem(&unwind_procs, &tgid))
 		return 0;
+	/*
+	 * Sent as the others are, waking user space if it has read them all:
+	 * one sent without a wakeup, left in the ring, would keep the next
+	 * exec's note from waking it (the kernel wakes only a reader that has
+	 * caught up), and that process would exit before it is read.
+	 */
 	proc_key_of(task, &k);
 	proc_announce_counted(&k, PROC_EXITED);
 	return 0;

@@ -53,6 +53,20 @@ struct {
 	__type(value, struct unwind_file);
 } unwind_files SEC(".maps");
 
+/*
+ * Whether stack_on_exit() sends a note at each traced process's exit (its
+ * one entry, nonzero: yes). User space wants them only while they buy
+ * something: rows for a binary refused for lack of room, or room in a
+ * filling processes' map; else each wakes it for nothing, on a host that
+ * runs a short-lived process every few milliseconds.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} unwind_exit_notes SEC(".maps");
+
 /* How stacks were walked, per CPU: counted at every stack, never contended. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -89,11 +89,13 @@ struct unwinder {
 	struct syms *syms;
 	bool lazy;			/* system-wide: big libraries' rows made when stacks need them */
 	unsigned long long lazy_left, lazy_made;	/* such libraries, and those made since */
-	int procs_fd, build_ids_fd, files_fd, counts_fd;
+	int procs_fd, build_ids_fd, files_fd, counts_fd, exit_notes_fd;
 	struct rowstore *rows;
 	struct table *tables;
 	unsigned long long binaries, with_cfi, processes;
 	unsigned long long exits;	/* processes forgotten as the kernel said they exited */
+	size_t ntraced, max_traced;	/* processes with an entry, and room for */
+	bool exit_notes;		/* asked of the BPF side (unwind_exit_notes) */
 	unsigned long long unsupported;	/* rows with rules the unwinder cannot follow */
 	struct losses lost;
 	unsigned int full;		/* processes the map was full for since it was last swept */
@@ -228,10 +230,11 @@ static struct traced **traced_slot(struct unwinder *u, __u32 tgid)
 }
 
 /* Forgets the process in *@pp and what it held. */
-static void untrace(struct traced **pp)
+static void untrace(struct unwinder *u, struct traced **pp)
 {
 	struct traced *p = *pp;
 
+	u->ntraced--;
 	for (size_t i = 0; i < p->n; i++)
 		p->tables[i]->refs--;
 	*pp = p->next;
@@ -259,7 +262,8 @@ static void trace(struct unwinder *u, const struct proc_key *k, struct table **t
 		tables[i]->used = u->sweeps;
 	}
 	if (*pp)
-		untrace(pp);
+		untrace(u, pp);
+	u->ntraced++;
 	p->next = u->traced[k->tgid % TRACED_BUCKETS];
 	u->traced[k->tgid % TRACED_BUCKETS] = p;
 }
@@ -272,7 +276,7 @@ static void forget(struct unwinder *u, struct traced **pp)
 	bpf_map_delete_elem(u->procs_fd, &tgid);
 	if ((*pp)->runtime)
 		runtime__process(&u->runtimes, tgid, NULL, 0, 0);
-	untrace(pp);
+	untrace(u, pp);
 }
 
 /*
@@ -764,6 +768,19 @@ static bool any_refused(const struct unwinder *u)
 }
 
 /*
+ * Exit notes while they buy something: rows for a binary refused for lack
+ * of room, or room in a processes' map half full. Else the map's entries
+ * and the rows of those that exited go at the sweeps, as before notes.
+ */
+static void want_exit_notes(struct unwinder *u)
+{
+	__u32 zero = 0, on = any_refused(u) || u->ntraced * 2 >= u->max_traced;
+
+	if (on != u->exit_notes && !bpf_map_update_elem(u->exit_notes_fd, &zero, &on, 0))
+		u->exit_notes = on;
+}
+
+/*
  * Once a second, while a traced process maps a binary refused for lack of
  * room: gives back the rows no live process uses, and if that makes room
  * for one, reads again every process that maps a refused binary, which
@@ -783,6 +800,7 @@ static void on_tick(void *ctx)
 	long long now = now_ms();
 
 	u->exited = false;
+	want_exit_notes(u);
 	for (struct table *t = u->tables; t; t = t->next) {
 		if (!t->refused)
 			continue;
@@ -923,6 +941,7 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 		if (*traced_slot(u, tgid))
 			(*traced_slot(u, tgid))->refused = refused;
 		u->entered = true;
+		want_exit_notes(u);
 	}
 	unhold_fresh(u);
 	free(keep);
@@ -965,6 +984,8 @@ struct unwinder *unwinder__new(struct syms *syms, const struct unwind_bpf *m)
 	u->files_fd = bpf_map__fd(m->files);
 	u->runtimes.py_procs_fd = tool__legacy_bpf() ? -1 : bpf_map__fd(m->py_procs);
 	u->counts_fd = bpf_map__fd(m->counts);
+	u->exit_notes_fd = bpf_map__fd(m->exit_notes);
+	u->max_traced = bpf_map__max_entries(procs);
 	u->syms = syms;
 	/* System-wide, where the exec program is loaded; one process has its own made at once. */
 	u->lazy = bpf_program__autoload(m->on_exec) && !probe__disabled("lazy_cfi");
@@ -1101,7 +1122,7 @@ void unwinder__free(struct unwinder *u)
 	}
 	for (int i = 0; i < TRACED_BUCKETS; i++)
 		while (u->traced[i])
-			untrace(&u->traced[i]);
+			untrace(u, &u->traced[i]);
 	rowstore__free(u->rows);
 	free(u);
 }

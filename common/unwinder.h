@@ -37,6 +37,7 @@ struct unwind_bpf {
 	struct bpf_program *on_exec, *on_exit, *on_new_area;
 	struct bpf_map *py_procs;	/* the runtimes' (bpf/python.bpf.h) */
 	struct bpf_map *counts;		/* struct unwind_counts, per CPU */
+	struct bpf_map *exit_notes;
 };
 
 #define UNWIND_BPF(skel)                                                                   \
@@ -44,7 +45,8 @@ struct unwind_bpf {
 			      (skel)->maps.unwind_build_ids, (skel)->maps.unwind_files,     \
 			      (skel)->progs.stack_on_exec, (skel)->progs.stack_on_exit,     \
 			      (skel)->progs.stack_on_new_area,                              \
-			      (skel)->maps.py_procs, (skel)->maps.unwind_counters })
+			      (skel)->maps.py_procs, (skel)->maps.unwind_counters,          \
+			      (skel)->maps.unwind_exit_notes })
 
 /*
  * Before the BPF object is loaded: decides whether user stacks are walked
