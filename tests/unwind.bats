@@ -595,6 +595,10 @@ traced_while() {
 	named "$T/folded" nofp 90
 	share "$T/folded" nofp_leaf "$CHAIN"
 	grep -q '^nofp;.*;main;nofp_level1;nofp_level2;nofp_level3;nofp_leaf' "$T/folded"
+	# No binary refused and the processes' map (817) not half full: the
+	# kernel is not asked to note their exits, each a wakeup for nothing.
+	grep -E ' [1-9][0-9]* processes \(0 forgotten at their exit\)' "$T/err" ||
+		fail "$(grep -E 'processes \(' "$T/err")"
 
 	# Blocked 3 times 1 ms each in each of 150 processes: their off-CPU
 	# time whole to main, the loader's included. Each naps as soon as it
