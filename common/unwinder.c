@@ -949,8 +949,8 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 	on_process_runtime(u, tgid, had_runtime, rt, bias);
 }
 
-/* Attaches @prog into *@link, if it is loaded; @hook names it in the error. 0 or -errno. */
-static int attach(struct bpf_program *prog, struct bpf_link **link, const char *hook)
+/* Attaches @prog into *@link, if it is loaded; @what names it in the error. 0 or -errno. */
+static int attach(struct bpf_program *prog, struct bpf_link **link, const char *what)
 {
 	if (!bpf_program__autoload(prog))
 		return 0;
@@ -958,7 +958,7 @@ static int attach(struct bpf_program *prog, struct bpf_link **link, const char *
 	if (!*link) {
 		int err = -errno;
 
-		pr_err("cannot attach to %s: %s", hook, strerror(-err));
+		tool__report_bpf_error(what, err);
 		errno = -err;
 		return err;
 	}
@@ -993,9 +993,10 @@ struct unwinder *unwinder__new(struct syms *syms, const struct unwind_bpf *m)
 		.binary = on_binary, .process = on_process, .stale = on_stale,
 		.forgot = on_forgot, .tick = on_tick, .want = on_want, .exited = on_exited,
 		.ctx = u });
-	if (attach(m->on_exec, &u->on_exec, "sched_process_exec") ||
-	    attach(m->on_exit, &u->on_exit, "sched_process_exit") ||
-	    attach(m->on_new_area, &u->on_new_area, "the mmap:vm_unmapped_area tracepoint")) {
+	if (attach(m->on_exec, &u->on_exec, "attach to sched_process_exec") ||
+	    attach(m->on_exit, &u->on_exit, "attach to sched_process_exit") ||
+	    attach(m->on_new_area, &u->on_new_area,
+		   "attach to the mmap:vm_unmapped_area tracepoint")) {
 		int err = errno;
 
 		unwinder__free(u);
