@@ -278,7 +278,8 @@ void offcpu__warn_notes_lost(const struct bpf_map *lost)
 	if (full)
 		pr_warn("%llu notes of new processes or new code lost (their ring buffer was full): "
 			"those processes were read at the next second's check instead, too late for "
-			"any that had exited ([unknown] frames)", full);
+			"any that had exited ([unknown] frames); exits were found by the next sweep "
+			"of /proc, their unwind rows given back later", full);
 	if (rate)
 		pr_warn("%llu processes not read at their exec (more than %d execs a second): each "
 			"was read when a stack first showed it, its first samples walked by frame "
