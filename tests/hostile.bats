@@ -11,6 +11,15 @@ setup_file() {
 	# A gigabyte of zeros, xz-compressed to 150 KiB: shared by the bomb tests.
 	export BOMB=$BATS_FILE_TMPDIR/bomb.xz
 	head -c 1G /dev/zero | xz -0 -T1 > "$BOMB"
+	ls /tmp/perf-*.map 2> /dev/null > "$BATS_FILE_TMPDIR/maps.before" || true
+}
+
+# A map planted and left behind is read for the next process of that pid,
+# in a later test or run: every test removes what it planted.
+teardown_file() {
+	ls /tmp/perf-*.map 2> /dev/null > "$BATS_FILE_TMPDIR/maps.after" || true
+	run comm -13 "$BATS_FILE_TMPDIR/maps.before" "$BATS_FILE_TMPDIR/maps.after"
+	assert_output ""
 }
 
 setup() {
@@ -33,6 +42,9 @@ start() {
 	: > "$T/work"
 	"$@" > "$T/work" 2>&1 &
 	WPID=$!
+	# A map an earlier process of this pid left (a host's, another run's) is
+	# not this test's: the tests plant their own.
+	rm -f "/tmp/perf-$WPID.map"
 	wait_for_line "$T/work" '^pid '
 	sleep 0.2
 	JIT=$(awk '/^jit / { print $2 }' "$T/work")
@@ -163,6 +175,7 @@ no_raw_controls() {
 	no_raw_controls "$T/text"
 	grep -qF '    evil\x1b]0;pwned\x07 x;y' "$T/text"
 	stop_bg "$WPID"
+	rm -f "/tmp/perf-$WPID.map"
 	# A process name with a newline and a colour escape.
 	start "$WL/hostile" comm $'ev\nil\033[31mred' 8
 	timeout 30 "$BIN/profile" -p "$WPID" -F 99 -f 1 > "$T/folded" 2>/dev/null
