@@ -37,13 +37,17 @@ func goCallerGamma(n int) int { return goInlinedBeta(n) * 2 }
 //go:noinline
 func goSleeperDelta(d time.Duration) { time.Sleep(d) }
 
-var calls int64
+var calls, inner int64
 
 // Blocks 10 ms: its goroutine parks and often resumes on another thread.
+// Its own clock's reading of the sleep (@inner) is a floor for a tracer's
+// time of the call, timed from before its first instruction to its return.
 //
 //go:noinline
 func goTimedBlock() {
+	t0 := time.Now()
 	time.Sleep(10 * time.Millisecond)
+	atomic.AddInt64(&inner, int64(time.Since(t0)))
 	atomic.AddInt64(&calls, 1)
 }
 
@@ -97,8 +101,9 @@ func goCollect(end time.Time) {
 }
 
 // Four goroutines calling @f until @end, on two threads at most. Prints
-// the calls, and the milliseconds they took in all by this program's own
-// clock, which a slowed machine stretches as it does a tracer's.
+// the calls, and the milliseconds (and microseconds) they took in all by
+// this program's own clock, which a slowed machine stretches as it does a
+// tracer's: a ceiling for a tracer's time of them, as @inner is a floor.
 func timed(f func(), end time.Time) {
 	var wg sync.WaitGroup
 	var took int64
@@ -116,7 +121,8 @@ func timed(f func(), end time.Time) {
 		}()
 	}
 	wg.Wait()
-	fmt.Println("calls", atomic.LoadInt64(&calls), "ms", atomic.LoadInt64(&took)/1000000)
+	fmt.Println("calls", atomic.LoadInt64(&calls), "ms", atomic.LoadInt64(&took)/1000000,
+		"us", atomic.LoadInt64(&took)/1000, "inner_us", atomic.LoadInt64(&inner)/1000)
 }
 
 func main() {
