@@ -92,7 +92,7 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all deps deps-check check check-vm vm-deps vm-fetch vm-prep demo install uninstall clean vmlinux bench man-lint workloads
+.PHONY: all deps deps-check check check-stress check-vm vm-deps vm-fetch vm-prep demo install uninstall clean vmlinux bench man-lint workloads
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -201,6 +201,15 @@ workloads: $(WORKLOADS)
 check: deps all $(WORKLOADS)
 	@BPFSCOPE_BUILD=$(abspath $(OUTPUT)) LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 		tests/run-bats
+
+# Chosen bats files, RUNS times each (3), beside a CPU and I/O load like the
+# kernel matrix's preparation and a version manager's python3 first in PATH:
+# make check-stress FILES="tests/hostile.bats tests/unwind.bats" [FILTER=regex]
+RUNS ?= 3
+check-stress: deps all $(WORKLOADS)
+	@[ -n "$(FILES)" ] || { echo 'check-stress: say which bats files: FILES="tests/X.bats ..."' >&2; exit 2; }
+	@BPFSCOPE_BUILD=$(abspath $(OUTPUT)) LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
+		tests/stress/run -n $(RUNS) $(if $(FILTER),-f '$(FILTER)') $(FILES)
 
 # The kernel matrix (tests/vm/run): static tools checked on this kernel and
 # in qemu on Debian's 5.10, 6.1 and 6.12 cloud kernels, and arm64's 6.12.

@@ -249,6 +249,19 @@ static int loop(const struct run *r)
 			return err;
 		}
 
+		/*
+		 * What the programs noted before the report is in it: a loop
+		 * that stopped at once, or was held up (a stopped or starved
+		 * tool), may have left notes unread (an exec, whose image
+		 * before it the report must not name by the one after).
+		 */
+		if (r->events) {
+			err = ring_buffer__consume(r->events);
+			if (err < 0) {
+				pr_err("cannot read events: %s", strerror(-err));
+				return err;
+			}
+		}
 		info.seq++;
 		info.when = time(NULL);
 		info.last = stopping || (r->count && info.seq >= r->count) ||

@@ -60,11 +60,13 @@ $(OUTPUT)/obj/tests/nofp-nocfi.o: tests/nofp/nocfi.c
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(NOFP_NOCFI) -fomit-frame-pointer -c $< -o $@
 
+$(addprefix $(OUTPUT)/tests/,nofp nofp-dyn nofp-pac nofp-fp): tests/workloads/lifetime.h
+
 ifeq ($(STATIC),1)
 # The kernel matrix's guests have no shared libraries: the library's code goes in.
 $(OUTPUT)/tests/nofp: tests/nofp/nofp.c tests/nofp/nofplib.c $(NOFP_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(NOFP_CFLAGS) -pthread -static $^ -o $@
+	$(Q)$(CC) $(NOFP_CFLAGS) -pthread -static $(filter-out %.h,$^) -o $@
 
 # And for its shared-library cell, nofp linked as usual (nofp-dyn), with
 # what runs it beside it: libnofplib.so, the C library and the loader,
@@ -88,7 +90,7 @@ ifeq ($(ARCH),arm64)
 # distributions build: the arm64 guest's CPU (qemu's max) signs them.
 $(OUTPUT)/tests/nofp-pac: tests/nofp/nofp.c tests/nofp/nofplib.c $(NOFP_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(NOFP_CFLAGS) -mbranch-protection=standard -pthread -static $^ -o $@
+	$(Q)$(CC) $(NOFP_CFLAGS) -mbranch-protection=standard -pthread -static $(filter-out %.h,$^) -o $@
 
 check workloads: $(OUTPUT)/tests/nofp-pac
 endif

@@ -95,6 +95,19 @@ cpu_ms() {
 	awk -v hz="$(getconf CLK_TCK)" '{ print int(($12 + $13) * 1000 / hz) }' <<< "$stat"
 }
 
+# wait_cpu PID MS: waits until process PID has had MS ms of CPU time in
+# all (cpu_ms): what a profiler had the chance to sample, however slowly a
+# loaded machine runs it. Two minutes at most.
+wait_cpu() {
+	local now
+	for ((i = 0; i < 1200; i++)); do
+		now=$(cpu_ms "$1") || fail "pid $1 is gone before it had $2 ms of CPU"
+		[ "$now" -ge "$2" ] && return 0
+		sleep 0.1
+	done
+	fail "pid $1 had $now ms of CPU in two minutes, not $2"
+}
+
 hist_total() {
 	awk '/ -> .* : [0-9]+ +\|/ { n += $5 } END { print n + 0 }' "$@"
 }

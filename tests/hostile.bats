@@ -70,7 +70,7 @@ no_raw_controls() {
 
 @test "hostile: a FIFO as the perf map neither blocks nor hangs a profile" {
 	require_bpf
-	start "${AS_NOBODY[@]}" "$WL/hostile" jit 8
+	start "${AS_NOBODY[@]}" "$WL/hostile" jit 0
 	"${AS_NOBODY[@]}" mkfifo "/tmp/perf-$WPID.map"
 	run timeout 30 "$BIN/profile" -p "$WPID" -F 99 -f 2
 	assert_success
@@ -84,7 +84,7 @@ no_raw_controls() {
 
 @test "hostile: a perf map that is a symlink to /dev/zero is refused, not read" {
 	require_bpf
-	start "${AS_NOBODY[@]}" "$WL/hostile" jit 8
+	start "${AS_NOBODY[@]}" "$WL/hostile" jit 0
 	ln -s /dev/zero "/tmp/perf-$WPID.map"
 	chown -h nobody "/tmp/perf-$WPID.map"
 	run timeout 30 "$BIN/profile" -p "$WPID" -F 99 -f 2
@@ -96,7 +96,7 @@ no_raw_controls() {
 
 @test "hostile: a 100 GB sparse perf map is read only to its first 64 MiB" {
 	require_bpf
-	start "${AS_NOBODY[@]}" "$WL/hostile" jit 8
+	start "${AS_NOBODY[@]}" "$WL/hostile" jit 0
 	"${AS_NOBODY[@]}" truncate -s 100G "/tmp/perf-$WPID.map"
 	run timeout 60 /usr/bin/time -f 'peak %M KiB' "$BIN/profile" -p "$WPID" -F 99 -f 2
 	assert_success
@@ -108,7 +108,7 @@ no_raw_controls() {
 
 @test "hostile: a perf map is trusted from the process's user or root only" {
 	require_bpf
-	start "${AS_NOBODY[@]}" "$WL/hostile" jit 8
+	start "${AS_NOBODY[@]}" "$WL/hostile" jit 0
 	printf '%s %s jit_spin_loop\n' "$JIT" "$JSIZE" > "/tmp/perf-$WPID.map"
 	chown 12345 "/tmp/perf-$WPID.map"
 	run timeout 30 "$BIN/profile" -p "$WPID" -F 99 -f 1
@@ -128,7 +128,7 @@ no_raw_controls() {
 	# when it opens a binary not read before, or runs code from no file:
 	# the second run, its binary known, only by the latter. Its report
 	# comes after it exited, the map still there.
-	timeout 30 "$BIN/profile" -F 99 -f 5 > "$T/folded" 2> "$T/err" &
+	timeout 60 "$BIN/profile" -F 99 -f > "$T/folded" 2> "$T/err" &
 	TPID=$!
 	wait_for_line "$T/err" Sampling
 	start "$WL/hostile" jit 1
@@ -136,6 +136,7 @@ no_raw_controls() {
 	start "$WL/hostile" jit 1.5
 	printf '%s %s gone_jit_loop\n' "$JIT" "$JSIZE" > "/tmp/perf-$WPID.map"
 	wait "$WPID" || true
+	kill -INT "$TPID"
 	wait "$TPID"
 	TPID=
 	grep -E '^hostile;.*;gone_jit_loop [0-9]+$' "$T/folded" || fail "$(grep '^hostile;' "$T/folded")"
@@ -149,10 +150,10 @@ no_raw_controls() {
 	: > "$T/work"
 	unshare -p -f -m --propagation private sh -c '
 		mount --bind "$1" /mnt && mount -t tmpfs none /tmp &&
-		mkdir -p "$1" && mount --bind /mnt "$1" && exec "$1/hostile" jit 8' _ "$WL" > "$T/work" &
+		mkdir -p "$1" && mount --bind /mnt "$1" && exec "$1/hostile" jit 0' _ "$WL" > "$T/work" &
 	DPID=$!
 	wait_for_line "$T/work" '^jit '
-	WPID=$(pgrep -f "^$WL/hostile jit 8" | head -1)
+	WPID=$(pgrep -f "^$WL/hostile jit 0" | head -1)
 	grep -q '^pid 1$' "$T/work"
 	read -r jit size < <(awk '/^jit / { print $2, $3 }' "$T/work")
 	printf '%s %s container_jit\n' "$jit" "$size" > "/proc/$WPID/root/tmp/perf-1.map"
@@ -165,7 +166,7 @@ no_raw_controls() {
 
 @test "hostile: names with escapes and newlines cannot forge lines or reach the terminal" {
 	require_bpf
-	start "${AS_NOBODY[@]}" "$WL/hostile" jit 8
+	start "${AS_NOBODY[@]}" "$WL/hostile" jit 0
 	printf '%s %s evil\033]0;pwned\007 x;y\n' "$JIT" "$JSIZE" > "/tmp/perf-$WPID.map"
 	chown nobody "/tmp/perf-$WPID.map"
 	timeout 30 "$BIN/profile" -p "$WPID" -F 99 -f 1 > "$T/folded" 2>/dev/null
@@ -177,7 +178,7 @@ no_raw_controls() {
 	stop_bg "$WPID"
 	rm -f "/tmp/perf-$WPID.map"
 	# A process name with a newline and a colour escape.
-	start "$WL/hostile" comm $'ev\nil\033[31mred' 8
+	start "$WL/hostile" comm $'ev\nil\033[31mred' 0
 	timeout 30 "$BIN/profile" -p "$WPID" -F 99 -f 1 > "$T/folded" 2>/dev/null
 	no_raw_controls "$T/folded"
 	# One line per stack, each ending in its count: nothing split or forged.
@@ -195,12 +196,12 @@ no_raw_controls() {
 
 @test "hostile: a process named with a noncharacter (U+FFFE) keeps the SVG XML and the Prometheus scrape valid" {
 	require_bpf
-	start "${AS_NOBODY[@]}" "$WL/hostile" comm $'u\xef\xbf\xbeFFFE' 8
+	start "${AS_NOBODY[@]}" "$WL/hostile" comm $'u\xef\xbf\xbeFFFE' 0
 	timeout 30 "$BIN/profile" -p "$WPID" -F 99 --svg "$T/p.svg" 1 > /dev/null 2> "$T/err"
 	xmllint --noout "$T/p.svg"
 	grep -qF 'u\xef\xbf\xbeFFFE' "$T/p.svg"
 	# Another spinner of the same name beside it: each waits for a CPU now and then.
-	"${AS_NOBODY[@]}" "$WL/hostile" comm $'u\xef\xbf\xbeFFFE' 8 > /dev/null &
+	"${AS_NOBODY[@]}" "$WL/hostile" comm $'u\xef\xbf\xbeFFFE' 0 > /dev/null &
 	OTHER=$!
 	port=$((20000 + RANDOM % 20000))
 	: > "$T/rq.out"
@@ -265,7 +266,7 @@ no_raw_controls() {
 @test "hostile: a name that is not UTF-8 keeps JSON valid, as \\xHH" {
 	require_bpf
 	# Latin-1 and a cut-off sequence, as prctl(PR_SET_NAME) takes any bytes.
-	start "$WL/hostile" comm $'caf\xe9\xff-\xc3' 8
+	start "$WL/hostile" comm $'caf\xe9\xff-\xc3' 0
 	grep -q "^pid $WPID" "$T/work"
 	timeout 30 "$BIN/profile" -p "$WPID" -F 99 --json 1 > "$T/json" 2> "$T/err"
 	[ -s "$T/json" ] || fail "no JSON: $(cat "$T/err")"
@@ -602,27 +603,32 @@ nobuildid() {
 
 @test "hostile: a pid reused by another program is named by its own binary" {
 	require_bpf
-	# The first program: spin, 1.5 s.
+	# The first program spins until the tool has sampled it a while.
 	: > "$T/a"
-	"$WL/spin" 1.5 > "$T/a" &
+	"$WL/spin" 0 > "$T/a" &
 	a=$!
 	wait_for_line "$T/a" '^pid '
 	: > "$T/folded"
 	: > "$T/err"
-	timeout 30 "$BIN/profile" -p "$a" -F 99 -f 4 > "$T/folded" 2> "$T/err" &
+	timeout 120 "$BIN/profile" -p "$a" -F 99 -f > "$T/folded" 2> "$T/err" &
 	TPID=$!
-	wait "$a"
+	wait_for_line "$T/err" Sampling
+	wait_cpu "$a" $(( $(cpu_ms "$a") + 300 ))
+	stop_bg "$a"
 	# The second takes the same pid (the kernel's next pid, set by hand).
 	for try in 1 2 3 4 5; do
 		echo $((a - 1)) > /proc/sys/kernel/ns_last_pid
 		: > "$T/b"
-		"$WL/profile_spin" -s 2 > "$T/b" &
+		"$WL/profile_spin" -s 0 > "$T/b" &
 		WPID=$!
 		[ "$WPID" -eq "$a" ] && break
 		stop_bg "$WPID"
 		WPID=
 	done
 	[ "${WPID:-0}" -eq "$a" ] || fail "could not get pid $a again in 5 tries"
+	wait_for_line "$T/b" '^pid '
+	wait_cpu "$WPID" 300
+	kill -INT "$TPID"
 	wait "$TPID"
 	TPID=
 	grep -qE '^spin;.*;spin_heavy' "$T/folded"
@@ -631,10 +637,29 @@ nobuildid() {
 		fail "a stack named by the other program's binary"
 }
 
+# exec_after MS: once hostile (started in exec mode) has had MS ms of CPU
+# more, tells it to exec, and waits until what it became has had MS ms.
+exec_after() {
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + $1 ))
+	kill -USR1 "$WPID"
+	for ((i = 0; i < 300; i++)); do
+		[ "$(cat "/proc/$WPID/comm")" != hostile ] && break
+		sleep 0.1
+	done
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + $1 ))
+}
+
 @test "hostile: code before an exec is named by the binary it ran in" {
 	require_bpf
-	start "$WL/hostile" exec 1.5 "$WL/spin" 2
-	timeout 30 "$BIN/profile" -p "$WPID" -F 99 -f 4 > "$T/folded" 2> "$T/err"
+	start "$WL/hostile" exec "$WL/spin" 0
+	: > "$T/err"
+	timeout 120 "$BIN/profile" -p "$WPID" -F 99 -f > "$T/folded" 2> "$T/err" &
+	TPID=$!
+	wait_for_line "$T/err" Sampling
+	exec_after 300
+	kill -INT "$TPID"
+	wait "$TPID"
+	TPID=
 	cat "$T/folded"
 	grep -qE '^hostile;.*;hostile_before_exec' "$T/folded"
 	grep -qE '^spin;.*;spin_heavy' "$T/folded"
@@ -654,11 +679,13 @@ spin_only() {
 	# hostile's code by spin's. Read while it runs, they name it rightly.
 	: > "$T/folded"
 	: > "$T/err"
-	"$BIN/profile" -v -F 99 -f 5 > "$T/folded" 2> "$T/err" &
+	timeout 120 "$BIN/profile" -v -F 99 -f > "$T/folded" 2> "$T/err" &
 	TPID=$!
 	wait_for_line "$T/err" Sampling
 	settled "$T/err"
-	start setarch -R "$WL/hostile" exec 1 "$WL/spin" 1.5
+	start setarch -R "$WL/hostile" exec "$WL/spin" 0
+	exec_after 300
+	kill -INT "$TPID"
 	wait "$TPID"
 	TPID=
 	grep -qE '^hostile;.*;hostile_before_exec' "$T/folded"
@@ -668,13 +695,14 @@ spin_only() {
 	# shows spin for both images. What it read for hostile must go.
 	: > "$T/folded"
 	: > "$T/err"
-	"$BIN/profile" -F 99 -f 5 > "$T/folded" 2> "$T/err" &
+	timeout 120 "$BIN/profile" -F 99 -f > "$T/folded" 2> "$T/err" &
 	TPID=$!
 	wait_for_line "$T/err" Sampling
 	kill -STOP "$TPID"
-	start setarch -R "$WL/hostile" exec 1 "$WL/spin" 1.5
-	sleep 1.5
+	start setarch -R "$WL/hostile" exec "$WL/spin" 0
+	exec_after 300
 	kill -CONT "$TPID"
+	kill -INT "$TPID"
 	wait "$TPID"
 	TPID=
 	cat "$T/err"

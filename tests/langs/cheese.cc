@@ -7,13 +7,16 @@
  * usage: cheese-cxx SECONDS -- prints "pid PID", then spins in
  *        cheese::Affineur::ripen(int) and cheese::Affineur::turn(int),
  *        inlined into it, called from
- *        cheese::Cave<3>::age(std::vector<int> const&)
+ *        cheese::Cave<3>::age(std::vector<int> const&) (SECONDS 0:
+ *        until stopped)
  */
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <unistd.h>
 #include <vector>
+
+#include "../workloads/lifetime.h"
 
 static volatile unsigned long sink;
 
@@ -75,7 +78,7 @@ __attribute__((noinline)) void cellar(double until)
 
 int main(int argc, char **argv)
 {
-	double secs = argc > 1 ? atof(argv[1]) : 5;
+	double secs = argc > 1 ? lifetime(argv[1]) : 5;
 
 	printf("pid %d\n", (int)getpid());
 	fflush(stdout);

@@ -5,13 +5,15 @@
  * only through libstdc++'s CFI, a big library whose rows a system-wide
  * profile makes once a stack reaches it (tests/unwind.bats).
  * usage: sstream-cxx SECONDS -- prints "pid PID", then formats numbers
- *        in churn(int), called from main.
+ *        in churn(int), called from main (SECONDS 0: until stopped)
  */
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <sstream>
 #include <unistd.h>
+
+#include "../workloads/lifetime.h"
 
 static volatile unsigned long sink;
 
@@ -33,7 +35,7 @@ __attribute__((noinline)) static void churn(int i)
 
 int main(int argc, char **argv)
 {
-	double end = now() + (argc > 1 ? atof(argv[1]) : 5);
+	double end = now() + (argc > 1 ? lifetime(argv[1]) : 5);
 
 	printf("pid %d\n", getpid());
 	fflush(stdout);

@@ -51,7 +51,7 @@
  *                                system's libcrypto.so.3 (OpenSSL's assembly,
  *                                its CFA kept in the frame too), dlopen()ed;
  *                                exits 3 when there is none
- * Prints "pid PID" first.
+ * Prints "pid PID" first. SECONDS 0 is until the test stops it (lifetime.h).
  */
 #include <alloca.h>
 #include <dlfcn.h>
@@ -65,6 +65,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "../workloads/lifetime.h"
 
 void nofplib_outer(double until);
 unsigned long nofplib_tick(void);
@@ -316,7 +318,7 @@ static int copy(const char *from, const char *to)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
-	double secs = argc > 2 ? atof(argv[2]) : 3;
+	double secs = argc > 2 ? lifetime(argv[2]) : 3;
 
 	printf("pid %d\n", getpid());
 	fflush(stdout);
@@ -333,7 +335,7 @@ int main(int argc, char **argv)
 				return 1;
 		printf("mapped %ld\n", n);
 		fflush(stdout);
-		nofp_level1(now() + atof(argv[3]));
+		nofp_level1(now() + lifetime(argv[3]));
 	} else if (!strcmp(mode, "spin")) {
 		nofp_level1(now() + secs);
 	} else if (!strcmp(mode, "inline")) {
@@ -351,7 +353,7 @@ int main(int argc, char **argv)
 			return 1;
 		printf("loaded\n");
 		fflush(stdout);
-		nofp_dlopened(outer, now() + atof(argv[3]));
+		nofp_dlopened(outer, now() + lifetime(argv[3]));
 	} else if (!strcmp(mode, "many") && argc == 6) {
 		long n = atol(argv[4]);
 		double ms = atof(argv[5]);
@@ -403,7 +405,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "deep") && argc == 4) {
 		unsigned long n = strtoul(argv[2], NULL, 10);
 
-		if (!n || nofp_deep(n, now() + atof(argv[3])) != n)
+		if (!n || nofp_deep(n, now() + lifetime(argv[3])) != n)
 			return 1;
 	} else if (!strcmp(mode, "fp")) {
 		nofp_fp_top(now() + secs);

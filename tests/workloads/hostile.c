@@ -7,13 +7,14 @@
  *        hostile lib LIB SECONDS        -- spins in LIB's symlib_spin(), then exits
  *        hostile mapexec FILE           -- maps FILE executable ("addr ADDR"), waits
  *        hostile comm NAME SECONDS      -- renames itself NAME, spins
- *        hostile exec SECONDS PROG ARG..-- spins, then becomes PROG
+ *        hostile exec PROG ARG...       -- spins until SIGUSR1, then becomes PROG
  *        hostile forks N MS             -- N processes in turn, each spinning MS ms
  *        hostile maplibs N LIB DIR      -- loads N copies of LIB made in DIR
  *                                          ("lib I ADDR": each one's symlib_gamma)
  *        hostile randoms N               -- the first N values of glibc's random()
  *                                          unseeded, one a line: what a program
  *                                          that never seeds it draws
+ * SECONDS 0 is until the test stops it (lifetime.h).
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -28,7 +29,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lifetime.h"
+
 static volatile unsigned long sink;
+static volatile sig_atomic_t go_on;
 
 static double now(void)
 {
@@ -46,11 +50,15 @@ __attribute__((noinline)) void hostile_named(double seconds)
 		sink++;
 }
 
-__attribute__((noinline)) void hostile_before_exec(double seconds)
+static void on_usr1(int sig)
 {
-	double end = now() + seconds;
+	go_on = 1;
+}
 
-	while (now() < end)
+/* Until the test says to exec: a loaded machine may take seconds to start its tool. */
+__attribute__((noinline)) void hostile_before_exec(void)
+{
+	while (!go_on)
 		sink++;
 }
 
@@ -105,17 +113,19 @@ int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
 
+	/* Before "pid": a test may signal as soon as it reads it. */
+	signal(SIGUSR1, on_usr1);
 	printf("pid %d\n", getpid());
 	fflush(stdout);
 	if (!strcmp(mode, "jit") && argc == 3)
-		return jit(atof(argv[2]));
+		return jit(lifetime(argv[2]));
 	if (!strcmp(mode, "lib") && argc == 4) {
 		void *h = dlopen(argv[2], RTLD_NOW);
 		void (*spin)(double) = h ? (void (*)(double))dlsym(h, "symlib_spin") : NULL;
 
 		if (!spin)
 			return 1;
-		spin(atof(argv[3]));
+		spin(lifetime(argv[3]));
 		return 0;
 	}
 	if (!strcmp(mode, "mapexec") && argc == 3) {
@@ -140,12 +150,12 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "comm") && argc == 4) {
 		prctl(PR_SET_NAME, argv[2]);
-		hostile_named(atof(argv[3]));
+		hostile_named(lifetime(argv[3]));
 		return 0;
 	}
-	if (!strcmp(mode, "exec") && argc >= 4) {
-		hostile_before_exec(atof(argv[2]));
-		execv(argv[3], argv + 3);
+	if (!strcmp(mode, "exec") && argc >= 3) {
+		hostile_before_exec();
+		execv(argv[2], argv + 2);
 		return 1;
 	}
 	if (!strcmp(mode, "forks") && argc == 4) {

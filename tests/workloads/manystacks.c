@@ -3,7 +3,8 @@
  * Test workload with up to 131,072 distinct call stacks: path P runs
  * main -> run_path -> ms17_x -> ... -> ms1_x -> the leaf, each x (a or b)
  * chosen by one bit of P, so every path is a different stack.
- * usage: manystacks spin PATHS SECONDS  -- burns CPU in every path in turn
+ * usage: manystacks spin PATHS SECONDS  -- burns CPU in every path in turn (0:
+ *                                         until stopped)
  *        manystacks sleep PATHS [ROUNDS] -- each path sleeps 50 us, once; with
  *                                           ROUNDS, the next PATHS paths at
  *                                           each SIGUSR1 after the first, each
@@ -25,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lifetime.h"
 #include "rawsys.h"
 
 static volatile unsigned long sink;
@@ -168,7 +170,7 @@ int main(int argc, char **argv)
 	if (!paths || paths > MAX_PATHS)
 		return 2;
 	if (!strcmp(argv[1], "spin")) {
-		double end = now() + (argc > 3 ? atof(argv[3]) : 3);
+		double end = now() + (argc > 3 ? lifetime(argv[3]) : 3);
 
 		printf("pid %d\n", getpid());
 		fflush(stdout);

@@ -8,7 +8,7 @@
  *
  * usage: profile_spin [-g] [-s SECONDS] [-t] [-k] [-P CPU]
  *   -g  print "pid PID" and wait for SIGUSR1 before starting (tracer first)
- *   -s  run this long (default 30), then exit
+ *   -s  run this long (default 30), then exit; 0: until stopped (lifetime.h)
  *   -t  add a thread spinning in bpfscope_spin_gamma; prints "gamma TID"
  *   -k  add a thread reading /dev/zero in bpfscope_read_zero; prints "reader TID"
  *   -P  pin every thread to this CPU
@@ -26,6 +26,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "lifetime.h"
 
 static volatile int stop;
 static volatile unsigned long sink;
@@ -157,7 +159,8 @@ static void *reader_thread(void *arg)
 
 int main(int argc, char **argv)
 {
-	int gate = 0, gamma = 0, reader = 0, cpu = -1, seconds = 30, opt, sig;
+	int gate = 0, gamma = 0, reader = 0, cpu = -1, opt, sig;
+	double seconds = 30;
 	pthread_t threads[3];
 	int n = 0;
 	sigset_t set;
@@ -165,7 +168,7 @@ int main(int argc, char **argv)
 	while ((opt = getopt(argc, argv, "gs:tkP:b:")) != -1) {
 		switch (opt) {
 		case 'g': gate = 1; break;
-		case 's': seconds = atoi(optarg); break;
+		case 's': seconds = lifetime(optarg); break;
 		case 't': gamma = 1; break;
 		case 'k': reader = 1; break;
 		case 'P': cpu = atoi(optarg); break;
@@ -200,6 +203,9 @@ int main(int argc, char **argv)
 		printf("pid %d\n", getpid());
 		fflush(stdout);
 	}
+	if (isinf(seconds))
+		for (;;)
+			pause();
 	sleep(seconds);
 	stop = 1;
 	for (int i = 0; i < n; i++)

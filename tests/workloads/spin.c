@@ -3,13 +3,15 @@
  * Test workload for profile: spends three quarters of its CPU time in
  * spin_heavy() and one quarter in spin_light(), which also makes system
  * calls so that some samples have kernel stacks.
- * usage: spin SECONDS   -- prints "pid PID", then spins
+ * usage: spin SECONDS   -- prints "pid PID", then spins (0: until stopped)
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "lifetime.h"
 
 static double now(void)
 {
@@ -45,7 +47,7 @@ __attribute__((noinline)) void spin_light(double until)
 
 int main(int argc, char **argv)
 {
-	double end = now() + (argc > 1 ? atof(argv[1]) : 3);
+	double end = now() + (argc > 1 ? lifetime(argv[1]) : 3);
 
 	printf("pid %d\n", getpid());
 	fflush(stdout);
