@@ -269,6 +269,9 @@ static int loop(const struct run *r)
 		let_signals_in(true);
 		err = r->report(r->ctx, &info);
 		let_signals_in(false);
+		/* An exporter never exits to say them (tool__report_missed). */
+		if (r->prometheus)
+			prom__lost("events_untraced_program_already_running", tool__missed());
 		if (err && r->reads)
 			pr_err("cannot read %s: %s", r->reads, strerror(-err));
 		/* A write that failed earlier leaves nothing to flush, nor its errno: the report's then. */

@@ -358,6 +358,29 @@ int tool__attach(struct bpf_object_skeleton *s)
 	return err;
 }
 
+/* Events the kernel did not run @prog for, as it was running on the same CPU already. */
+static __u64 prog_missed(const struct bpf_program *prog)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd = bpf_program__fd(prog);
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0;
+	return info.recursion_misses;
+}
+
+uint64_t tool__missed(void)
+{
+	struct bpf_program *prog;
+	uint64_t n = 0;
+
+	if (loaded)
+		bpf_object__for_each_program(prog, loaded)
+			n += prog_missed(prog);
+	return n;
+}
+
 void tool__report_missed(void)
 {
 	struct bpf_program *prog;
@@ -365,14 +388,11 @@ void tool__report_missed(void)
 	if (!loaded)
 		return;
 	bpf_object__for_each_program(prog, loaded) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(prog);
+		__u64 n = prog_missed(prog);
 
-		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || !info.recursion_misses)
-			continue;
-		pr_warn("%llu events not traced by %s: the kernel does not run a BPF program "
-			"that is already running on the same CPU",
-			(unsigned long long)info.recursion_misses, bpf_program__name(prog));
+		if (n)
+			pr_warn("%llu events not traced by %s: the kernel does not run a BPF "
+				"program that is already running on the same CPU",
+				(unsigned long long)n, bpf_program__name(prog));
 	}
 }

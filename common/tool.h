@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Exit codes every tool shares (CONVENTIONS.md). */
@@ -70,6 +71,9 @@ int tool__target_gone(void);
  * (bpf_prog_info's recursion_misses, Linux 5.12): lost data, never silent.
  */
 void tool__report_missed(void);
+
+/* The count tool__report_missed() says, of all programs: 0 before tool__load(). */
+uint64_t tool__missed(void);
 
 /*
  * Can the kernel give what @option @value asks for (@value entries of

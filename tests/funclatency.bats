@@ -345,6 +345,21 @@ go_timed() {
 	FPID=
 	CALLS=$(awk '$1 == "calls" { print $2 }' "$T/work")
 	[ "${CALLS:-0}" -gt 100 ] || fail "the Go program made ${CALLS:-no} calls: $(cat "$T/work")"
+	SLOW=$(awk '$1 == "calls" { print $10 }' "$T/work")
+	SLOW_INNER=$(awk '$1 == "calls" { print $12 }' "$T/work")
+}
+
+# go_slow_ok: of $CALLS calls, none under 8 ms (each sleeps 10), and as
+# many of 16 ms or more (funclatency's 16-31 bucket and above) as the
+# program's own clock says could be: no fewer than took that long inside
+# the call, no more than around it. A loaded machine wakes a sleeper late
+# now and then, which only the program's clock can tell.
+go_slow_ok() {
+	awk -v all="$CALLS" -v lo="$SLOW_INNER" -v hi="$SLOW" '
+		/^ +[0-9]+ -> [0-9]+ +:/ { if ($1 < 8) low += $5; else if ($1 >= 16) slow += $5; else n += $5 }
+		END { printf "%d under 8 ms, %d in 8-15, %d of 16 or more (%d to %d by the program)\n",
+			low, n, slow, lo, hi
+		      exit !(!low && n + slow == all && slow >= lo && slow <= hi) }' "$T/out"
 }
 
 @test "funclatency times Go functions that block and resume on other threads, in stripped binaries" {
@@ -354,12 +369,10 @@ go_timed() {
 		# from entry to return instruction, keyed by goroutine, not thread.
 		go_timed $ver block -m "@GO:main.goTimedBlock"
 		# Every call, none under 8 ms, and all in 8-15 ms but for a
-		# wakeup the scheduler delays past 16 ms now and then (1% allowed).
+		# wakeup the scheduler delays past 16 ms now and then.
 		run hist_total "$T/out"
 		assert_output "$CALLS"
-		awk -v all="$CALLS" '/^ +[0-9]+ -> [0-9]+ +:/ && $1 < 8 { low += $5 }
-			/^ +8 -> 15 +:/ { n = $5 } END { exit !(!low && n * 100 >= 99 * all) }' "$T/out" ||
-			fail "Go $ver, $CALLS calls: $(cat "$T/out")"
+		go_slow_ok || fail "Go $ver, $CALLS calls: $(cat "$T/out")"
 	done
 }
 
@@ -374,13 +387,9 @@ go_timed() {
 		run hist_total "$T/out"
 		assert_output "$CALLS"
 		# Sleeping 10 ms, and copying a growing stack: none under 8 ms (a
-		# call cut short), 8-15 ms mostly, a few 16-31 on a loaded machine
-		# (with a recursion 20,000 deep, whose copies took 3 ms, a CI run
-		# had 73% in 8-15 ms; see tests/go/gowork.go).
-		awk -v all="$CALLS" '/^ +[0-9]+ -> [0-9]+ +:/ && $1 < 8 { low += $5 }
-			/^ +8 -> 15 +:/ { n += $5 } /^ +16 -> 31 +:/ { n += $5; m = $5 }
-			END { exit !(!low && n * 100 >= 98 * all && (n - m) * 100 >= 80 * all) }' "$T/out" ||
-			fail "Go $ver, $CALLS calls: $(cat "$T/out")"
+		# call cut short), 8-15 ms but for those the program's clock says
+		# took longer (a late wakeup, a slow copy).
+		go_slow_ok || fail "Go $ver, $CALLS calls: $(cat "$T/out")"
 	done
 }
 

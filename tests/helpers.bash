@@ -108,6 +108,20 @@ wait_cpu() {
 	fail "pid $1 had $now ms of CPU in two minutes, not $2"
 }
 
+# exec_after MS: once tests/workloads/hostile, started in exec mode as
+# $WPID, has had MS ms of CPU more, tells it to exec, and waits until what
+# it became has had MS ms: each image sampled, however slow the machine.
+exec_after() {
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + $1 ))
+	kill -USR1 "$WPID"
+	for ((i = 0; i < 300; i++)); do
+		[ "$(cat "/proc/$WPID/comm")" != hostile ] && break
+		sleep 0.1
+	done
+	[ "$(cat "/proc/$WPID/comm")" != hostile ] || fail "hostile did not exec in 30 s"
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + $1 ))
+}
+
 hist_total() {
 	awk '/ -> .* : [0-9]+ +\|/ { n += $5 } END { print n + 0 }' "$@"
 }

@@ -637,18 +637,6 @@ nobuildid() {
 		fail "a stack named by the other program's binary"
 }
 
-# exec_after MS: once hostile (started in exec mode) has had MS ms of CPU
-# more, tells it to exec, and waits until what it became has had MS ms.
-exec_after() {
-	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + $1 ))
-	kill -USR1 "$WPID"
-	for ((i = 0; i < 300; i++)); do
-		[ "$(cat "/proc/$WPID/comm")" != hostile ] && break
-		sleep 0.1
-	done
-	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + $1 ))
-}
-
 @test "hostile: code before an exec is named by the binary it ran in" {
 	require_bpf
 	start "$WL/hostile" exec "$WL/spin" 0

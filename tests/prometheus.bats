@@ -142,14 +142,19 @@ within() {	# within VALUE LOW HIGH
 	end=$(date +%s.%N)
 	# Every request: each scrape takes the histograms while BPF goes on
 	# counting. Deleting entries as they were read lost an update now and
-	# then (one of 300 in 2 of 3 suite runs); the maps are swapped now.
+	# then (one of 300 in 2 of 3 suite runs); the maps are swapped now. But
+	# for what the exporter says the kernel did not trace: a completion on
+	# another disk, in an interrupt, while the program ran for this one on
+	# that CPU (1 of 301 in CI, beside the matrix's guests writing theirs).
+	missed='bpfscope_biolatency_lost_total{reason="events_untraced_program_already_running"}'
 	for ((i = 0; i < 50; i++)); do
-		[ "$(promql "$count")" = 301 ] && break
+		[ "$(promql "$count + on() $missed")" -ge 301 ] && break
 		sleep 0.2
 	done
 	n=$(promql "$count")
-	echo "$n of 301 requests counted"
-	[ "$n" = 301 ] ||
+	m=$(promql "$missed")
+	echo "$n of 301 requests counted, $m events of all disks untraced"
+	[ "$n" -le 301 ] && [ $((n + m)) -ge 301 ] ||
 		fail "$count is $n in Prometheus; the exporter says: $(curl -s "http://127.0.0.1:$PORT/metrics" | grep -v _bucket)"
 	mid=$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", (s + e) / 2 + 1 }')
 	v=$(promql "rate(bpfscope_biolatency_io_seconds_count{disk=\"${LOOP#/dev/}\"}[3s])" "$mid")
@@ -294,14 +299,15 @@ tens() {
 	b=$(curl -sf "http://127.0.0.1:$PORT/metrics" | awk '/^bpfscope_cachestat_lookups_total\{pid="\[other\]"/ { print $2 }')
 	[ "$b" -ge "$a" ]
 	stop_exporter
-	# The lost counters' reasons (funclatency's six) are never folded: in
-	# [other], each reason's total would take the series in turn, and it
-	# would go back and forth.
+	# The lost counters' reasons (funclatency's six, and the events the
+	# kernel did not run a program for) are never folded: in [other], each
+	# reason's total would take the series in turn, and it would go back
+	# and forth.
 	exporter funclatency --prometheus-series 1 "$WL/funcs:slow_func"
 	sleep 1.2
 	curl -sf "http://127.0.0.1:$PORT/metrics" > "$T/metrics"
 	run grep -c '^bpfscope_funclatency_lost_total{reason="[a-z_]*"} 0$' "$T/metrics"
-	assert_output 6
+	assert_output 7
 	run grep -c '^bpfscope_funclatency_lost_total{reason="\[other\]"}' "$T/metrics"
 	assert_output 0
 	stop_exporter

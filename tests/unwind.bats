@@ -403,15 +403,22 @@ while time.time() < end:
 @test "unwind: a library dlopen()ed while traced, and a process that execs" {
 	require_bpf
 	cp "$WL/libnofplib.so" "$T/libdl.so"
-	start "$NOFP" dlopen "$T/libdl.so" 5
+	start "$NOFP" dlopen "$T/libdl.so" 0
 	"$BIN/profile" -p "$WPID" -F 199 -f 4 > "$T/folded" 2>/dev/null
 	grep -q '^loaded' "$T/work"
 	# Its code was not mapped when the process was first seen: read again, then whole.
 	share "$T/folded" nofplib_leaf "main;nofp_dlopened;nofplib_outer;nofplib_inner"
 	stop_bg "$WPID"
 	# Another program first, then the nofp chain in the same process.
-	start "$WL/hostile" exec 1 "$NOFP" spin 4
-	"$BIN/profile" -p "$WPID" -F 199 -f 4 > "$T/folded" 2>/dev/null
+	start "$WL/hostile" exec "$NOFP" spin 0
+	: > "$T/err"
+	"$BIN/profile" -p "$WPID" -F 199 -f > "$T/folded" 2> "$T/err" &
+	TPID=$!
+	wait_for_line "$T/err" Sampling
+	exec_after 300
+	kill -INT "$TPID"
+	wait "$TPID"
+	TPID=
 	grep -q '^hostile;.*hostile_before_exec' "$T/folded"
 	share "$T/folded" nofp_leaf "$CHAIN"
 }

@@ -39,6 +39,14 @@ func goSleeperDelta(d time.Duration) { time.Sleep(d) }
 
 var calls, inner int64
 
+// Calls of 16 ms or more (where funclatency's msecs histogram starts its
+// 16-31 bucket), by this program's clock: inside the call (@slowInner, a
+// floor for a tracer's count of them) and around it (@slowOuter, a ceiling).
+// A loaded machine wakes a sleeper late now and then: these say how often.
+const slow = 16 * time.Millisecond
+
+var slowInner, slowOuter int64
+
 // Blocks 10 ms: its goroutine parks and often resumes on another thread.
 // Its own clock's reading of the sleep (@inner) is a floor for a tracer's
 // time of the call, timed from before its first instruction to its return.
@@ -47,7 +55,11 @@ var calls, inner int64
 func goTimedBlock() {
 	t0 := time.Now()
 	time.Sleep(10 * time.Millisecond)
-	atomic.AddInt64(&inner, int64(time.Since(t0)))
+	d := time.Since(t0)
+	atomic.AddInt64(&inner, int64(d))
+	if d >= slow {
+		atomic.AddInt64(&slowInner, 1)
+	}
 	atomic.AddInt64(&calls, 1)
 }
 
@@ -70,11 +82,15 @@ func goDeep(n int) int {
 //
 //go:noinline
 func goTimedGrow() int {
+	t0 := time.Now()
 	time.Sleep(10 * time.Millisecond)
 	r := goDeep(2000)
 	if r != 2000*2001/2 {
 		fmt.Fprintln(os.Stderr, "goDeep(2000) returned", r, "not", 2000*2001/2)
 		os.Exit(1)
+	}
+	if time.Since(t0) >= slow {
+		atomic.AddInt64(&slowInner, 1)
 	}
 	atomic.AddInt64(&calls, 1)
 	return r
@@ -103,7 +119,8 @@ func goCollect(end time.Time) {
 // Four goroutines calling @f until @end, on two threads at most. Prints
 // the calls, and the milliseconds (and microseconds) they took in all by
 // this program's own clock, which a slowed machine stretches as it does a
-// tracer's: a ceiling for a tracer's time of them, as @inner is a floor.
+// tracer's: a ceiling for a tracer's time of them, as @inner is a floor;
+// then the calls of 16 ms or more inside and around (@slowInner, @slowOuter).
 func timed(f func(), end time.Time) {
 	var wg sync.WaitGroup
 	var took int64
@@ -116,13 +133,18 @@ func timed(f func(), end time.Time) {
 			for time.Now().Before(end) {
 				t0 := time.Now()
 				f()
-				atomic.AddInt64(&took, int64(time.Since(t0)))
+				d := time.Since(t0)
+				atomic.AddInt64(&took, int64(d))
+				if d >= slow {
+					atomic.AddInt64(&slowOuter, 1)
+				}
 			}
 		}()
 	}
 	wg.Wait()
 	fmt.Println("calls", atomic.LoadInt64(&calls), "ms", atomic.LoadInt64(&took)/1000000,
-		"us", atomic.LoadInt64(&took)/1000, "inner_us", atomic.LoadInt64(&inner)/1000)
+		"us", atomic.LoadInt64(&took)/1000, "inner_us", atomic.LoadInt64(&inner)/1000,
+		"slow", atomic.LoadInt64(&slowOuter), "slow_inner", atomic.LoadInt64(&slowInner))
 }
 
 func main() {
