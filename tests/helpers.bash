@@ -65,6 +65,30 @@ wait_for_any() {
 	fail "timed out waiting for '$pattern' in $*: $(cat "$@" 2>/dev/null)"
 }
 
+# tool_start OUT ERR TOOL ARGS...: TOOL ARGS in the background, its standard
+# output to OUT and error to ERR (emptied first), until tool_stop; once it
+# has said it traces ("Tracing", "Sampling" or "Serving", on either), with
+# no duration of its own: a tool whose start takes seconds on a loaded
+# machine must not stop before what it is to trace is done. Sets TPID.
+tool_start() {
+	local out=$1 err=$2
+	shift 2
+	: > "$out"
+	: > "$err"
+	"$@" > "$out" 2> "$err" &
+	TPID=$!
+	wait_for_any '^(Tracing|Sampling|Serving)' 120 "$out" "$err"
+}
+
+# tool_stop: stops the tool tool_start started as Ctrl-C does, and waits
+# for its report; fails if the tool failed.
+tool_stop() {
+	local pid=$TPID
+	TPID=
+	kill -INT "$pid" || fail "the tool (pid $pid) was gone before it was stopped"
+	wait "$pid" || fail "the tool (pid $pid) failed: exit $?"
+}
+
 # Sum of the count column of every bcc-style histogram row in a file or stdin.
 # settled FILE: waits until a tool's -v output in FILE has said nothing of
 # a new binary for half a second (20 s at most). A tool reads the
