@@ -17,6 +17,9 @@ setup_file() {
 	for v in $PYVERS; do
 		[ "$v" = 3.11 ] || "$ROOT/tests/python/fetch" "$v" "$BUILD/cache/python/$v" > /dev/null ||
 			return 1
+		# Perf maps -X perf left in a root by a run that was killed: a later
+		# process given the same pid would have them read as its own.
+		[ "$v" = 3.11 ] || rm -f "$BUILD/cache/python/$v"/tmp/perf-*.map
 	done
 }
 
@@ -30,8 +33,26 @@ setup() {
 }
 
 teardown() {
-	stop_bg ${WPID:-} ${PPID_BG:-}
+	stop_bg ${TPID:-}
+	stop_work
 	assert_nothing_loaded profile offcputime offwaketime
+}
+
+# stop_work: stops the workload (WPID), and removes the perf map -X perf
+# had a chrooted one write in its root's /tmp (WROOT), which CPython never
+# removes: a later process of the same pid there would have it read.
+stop_work() {
+	[ -n "${WPID:-}" ] || return 0
+	stop_bg "$WPID"
+	[ -z "${WROOT:-}" ] || rm -f "$WROOT/tmp/perf-$WPID.map"
+	WPID=
+}
+
+# more_cpu TASK MS: waits until TASK (a pid, or PID/task/TID for a thread)
+# has had MS ms of CPU more than now: what a profiler can sample of it,
+# however little of a CPU a loaded machine gives it.
+more_cpu() {
+	wait_cpu "$1" $(( $(cpu_ms "$1") + $2 ))
 }
 
 # pyroot VERSION: the root its python runs in ("" for this machine's 3.11).
@@ -40,7 +61,8 @@ pyroot() {
 }
 
 # cheeses VERSION SECONDS [PYTHON OPTIONS...]: runs the workload under that
-# CPython; sets WPID and BUSY, NAPPER, READER, WRITER (thread ids).
+# CPython (SECONDS 0: until stop_work); sets WPID, WROOT and BUSY, NAPPER,
+# READER, WRITER (thread ids).
 cheeses() {
 	local ver=$1 secs=$2 root
 	shift 2
@@ -53,7 +75,8 @@ cheeses() {
 		"/usr/bin/python$ver" "$@" "$CHEESES" "$secs" > "$T/work" &
 	fi
 	WPID=$!
-	wait_for_line "$T/work" '^pid '
+	WROOT=$root
+	wait_for_line "$T/work" '^pid ' 60
 	read -r _ pid _ BUSY _ NAPPER _ READER _ WRITER < "$T/work"
 	[ "$pid" = "$WPID" ] || fail "workload pid $pid, started $WPID"
 }
@@ -89,11 +112,12 @@ check_busy() {
 @test "python: profile shows the busy thread's Python chain whole, in place of the interpreter loop, on 3.9, 3.11, 3.13 and 3.14" {
 	require_bpf
 	for v in $PYVERS; do
-		cheeses "$v" 4
-		"$BIN/profile" -v --json -F 99 -p "$WPID" 2 > "$T/out.$v" 2> "$T/err.$v" ||
-			fail "profile failed on $v: $(cat "$T/err.$v")"
-		stop_bg "$WPID"
-		WPID=
+		cheeses "$v" 0
+		# About 100 samples of the busy thread, from the banner on.
+		tool_start "$T/out.$v" "$T/err.$v" "$BIN/profile" -v --json -F 99 -p "$WPID"
+		more_cpu "$WPID/task/$BUSY" 1000
+		tool_stop || fail "profile failed on $v: $(cat "$T/err.$v")"
+		stop_work
 		check_busy "$T/out.$v" "$v"
 		grep -q "python$v: CPython $v: Python frames in place of its interpreter loop" "$T/err.$v" ||
 			fail "Python $v: not recognised: $(grep -i cpython "$T/err.$v")"
@@ -115,11 +139,15 @@ check_busy() {
 @test "python: offcputime has the sleeping thread's time under its Python callers, on every version" {
 	require_bpf
 	for v in $PYVERS; do
-		cheeses "$v" 4
-		"$BIN/offcputime" --json -p "$WPID" 2 > "$T/out.$v" 2> "$T/err.$v" ||
-			fail "offcputime failed on $v: $(cat "$T/err.$v")"
-		stop_bg "$WPID"
-		WPID=
+		cheeses "$v" 0
+		# 2 s from the banner: the napper sleeps all along, and what a
+		# loaded machine keeps it waiting for a CPU after each sleep is
+		# off-CPU time too, so its total is the window less its few µs a
+		# sleep of CPU, however slow the machine.
+		tool_start "$T/out.$v" "$T/err.$v" "$BIN/offcputime" --json -p "$WPID"
+		sleep 2
+		tool_stop || fail "offcputime failed on $v: $(cat "$T/err.$v")"
+		stop_work
 		jq -r --argjson t "$NAPPER" 'select(.pid == $t) | "\(.total_us)\t\(.frames | join(";"))"' \
 			"$T/out.$v" > "$T/napper.$v"
 		# time.sleep(): select() in 3.9, clock_nanosleep() after; the GIL's wait after it too.
@@ -134,11 +162,14 @@ check_busy() {
 @test "python: offwaketime joins the pipe reader's Python stack with its Python waker's" {
 	require_bpf
 	for v in $PYVERS; do
-		cheeses "$v" 4
-		"$BIN/offwaketime" -f -p "$WPID" 2 > "$T/out.$v" 2> "$T/err.$v" ||
-			fail "offwaketime failed on $v: $(cat "$T/err.$v")"
-		stop_bg "$WPID"
-		WPID=
+		cheeses "$v" 0
+		# 2 s from the banner: the reader blocks on the pipe for most of
+		# it, whatever the machine's speed (its waits for a CPU and for the
+		# GIL between reads are not on the pipe).
+		tool_start "$T/out.$v" "$T/err.$v" "$BIN/offwaketime" -f -p "$WPID"
+		sleep 2
+		tool_stop || fail "offwaketime failed on $v: $(cat "$T/err.$v")"
+		stop_work
 		# Blocked side root first; the waker's leaf first, after "--".
 		run awk -v reader="$(frame listen);(.*;)?$(frame curdle);.*anon_pipe_read" \
 			-v waker="--;.*anon_pipe_write;.*$(frame whey);(.*;)?$(frame whisk);" '
@@ -151,9 +182,14 @@ check_busy() {
 
 @test "python: every output carries the Python frames: text, folded, JSON kinds, SVG colour, pprof functions with file and line" {
 	require_bpf
-	cheeses 3.11 5
-	"$BIN/profile" -F 99 -p "$WPID" --svg "$T/p.svg" --pprof "$T/p.pb.gz" 2 > "$T/text" 2> "$T/err"
-	"$BIN/profile" -F 99 -p "$WPID" -f 1 > "$T/folded" 2>> "$T/err"
+	cheeses 3.11 0
+	tool_start "$T/text" "$T/err" "$BIN/profile" -F 99 -p "$WPID" --svg "$T/p.svg" --pprof "$T/p.pb.gz"
+	more_cpu "$WPID/task/$BUSY" 1000
+	tool_stop || fail "profile failed: $(cat "$T/err")"
+	tool_start "$T/folded" "$T/err.f" "$BIN/profile" -F 99 -p "$WPID" -f
+	more_cpu "$WPID/task/$BUSY" 500
+	tool_stop || fail "profile -f failed: $(cat "$T/err.f")"
+	stop_work
 	run grep -E "^    $(frame stilton)\$" "$T/text"
 	assert_success
 	# Folded: the frame's space kept, the count the line's last field.
@@ -179,28 +215,31 @@ check_busy() {
 	run ldd "$T/embed"
 	assert_output --regexp 'libpython3\.11\.so\.1\.0 => /(usr/)?lib/x86_64-linux-gnu/'
 	: > "$T/work"
-	"$T/embed" "$CHEESES" 4 > "$T/work" &
+	"$T/embed" "$CHEESES" 0 > "$T/work" &
 	WPID=$!
-	wait_for_line "$T/work" '^pid '
+	wait_for_line "$T/work" '^pid ' 60
 	read -r _ _ _ BUSY _ < "$T/work"
-	"$BIN/profile" -v --json -F 99 -p "$WPID" 2 > "$T/out" 2> "$T/err"
+	tool_start "$T/out" "$T/err" "$BIN/profile" -v --json -F 99 -p "$WPID"
+	more_cpu "$WPID/task/$BUSY" 1000
+	tool_stop || fail "profile failed: $(cat "$T/err")"
+	stop_work
 	grep -q 'libpython3.11.so.1.0: CPython 3.11: Python frames' "$T/err"
 	check_busy "$T/out" "3.11 (embedded)"
 }
 
 @test "python: a short-lived python3 -c, gone before the report, keeps its Python names" {
 	require_bpf
-	: > "$T/out"
-	: > "$T/err"
-	"$BIN/profile" -v --json -F 99 5 > "$T/out" 2> "$T/err" &
-	PPID_BG=$!
-	wait_for_line "$T/err" '^Sampling'
+	# Until the program has ended: what the tool's start, its reading of
+	# the machine's binaries and the program's own start take varies.
+	tool_start "$T/out" "$T/err" "$BIN/profile" -v --json -F 99
 	settled "$T/err"
 	# Its binary already known, as on a host that runs python3 all the
 	# time: the first one's tables take the tool a while to read (a second
 	# built with ASan), and what runs meanwhile is walked as native code.
 	/usr/bin/python3.11 -c 'pass'
 	settled "$T/err"
+	# 2 s of its own CPU time, not of the clock: about 200 samples,
+	# however little of a CPU a loaded machine gives it.
 	/usr/bin/python3.11 -c '
 import time
 def brie():
@@ -209,12 +248,12 @@ def brie():
         x += i
 def camembert():
     brie()
-end = time.monotonic() + 2
-while time.monotonic() < end:
+end = time.process_time() + 2
+while time.process_time() < end:
     camembert()' &
 	py=$!
 	wait "$py"
-	wait "$PPID_BG"
+	tool_stop || fail "profile failed: $(cat "$T/err")"
 	# Its samples: all under camembert and brie, from the <string> of -c.
 	run jq -r --argjson p "$py" 'select(.tgid == $p) | "\(.samples)\t\(.frames | join(";"))"' "$T/out"
 	assert_success
@@ -228,10 +267,11 @@ while time.monotonic() < end:
 @test "python: -X perf's trampolines are walked through, each Python function named once (3.13, 3.14)" {
 	require_bpf
 	for v in 3.13 3.14; do
-		cheeses "$v" 4 -X perf
-		"$BIN/profile" --json -F 99 -p "$WPID" 2 > "$T/out.$v" 2> "$T/err.$v"
-		stop_bg "$WPID"
-		WPID=
+		cheeses "$v" 0 -X perf
+		tool_start "$T/out.$v" "$T/err.$v" "$BIN/profile" --json -F 99 -p "$WPID"
+		more_cpu "$WPID/task/$BUSY" 1000
+		tool_stop || fail "profile failed on $v: $(cat "$T/err.$v")"
+		stop_work
 		check_busy "$T/out.$v" "$v -X perf"
 		# Not twice: the perf map's "py::stilton:..." beside stilton's own frame.
 		run jq -r '.frames[]' "$T/out.$v"
@@ -242,7 +282,7 @@ while time.monotonic() < end:
 }
 
 # calls VERSION [PYTHON OPTIONS...]: profiles tests/python/calls.py at 4999 Hz
-# for 2 s into FILE ($T/calls.VERSION); prints "placed all" of its samples: how many
+# for 2 s of its CPU time into FILE ($T/calls.VERSION); prints "placed all" of its samples: how many
 # have its Python chain whole and in place (<module> in the loop call that
 # PyEval_EvalCode made, then shred; the others into FILE.misplaced), fails
 # on a stack cut short.
@@ -253,17 +293,18 @@ calls() {
 	: > "$T/work"
 	if [ -n "$root" ]; then
 		cp "$ROOT/tests/python/calls.py" "$root/tmp/calls.py"
-		chroot "$root" "/usr/bin/python$v" "$@" /tmp/calls.py 4 > "$T/work" &
+		chroot "$root" "/usr/bin/python$v" "$@" /tmp/calls.py 0 > "$T/work" &
 	else
-		"/usr/bin/python$v" "$@" "$ROOT/tests/python/calls.py" 4 > "$T/work" &
+		"/usr/bin/python$v" "$@" "$ROOT/tests/python/calls.py" 0 > "$T/work" &
 	fi
 	WPID=$!
-	wait_for_line "$T/work" '^pid '
+	WROOT=$root
+	wait_for_line "$T/work" '^pid ' 60
 	read -r _ pid < "$T/work"
-	"$BIN/profile" --json -F 4999 -p "$pid" 2 > "$out" 2> "$T/err" ||
-		fail "profile failed on $v: $(cat "$T/err")"
-	stop_bg "$WPID"
-	WPID=
+	tool_start "$out" "$T/err" "$BIN/profile" --json -F 4999 -p "$pid"
+	more_cpu "$pid" 2000
+	tool_stop || fail "profile failed on $v: $(cat "$T/err")"
+	stop_work
 	if jq -r '.frames | join(";")' "$out" | grep -E 'truncated|py::'; then
 		fail "Python $v: stacks cut short or with a trampoline's name"
 	fi
@@ -299,13 +340,16 @@ calls() {
 	local named unknown
 	for budget in 4 256; do
 		: > "$T/work"
-		/usr/bin/python3.11 "$ROOT/tests/python/many.py" 5 4000 > "$T/work" &
+		/usr/bin/python3.11 "$ROOT/tests/python/many.py" 0 4000 > "$T/work" &
 		WPID=$!
-		wait_for_line "$T/work" '^pid '
-		"$BIN/profile" --json -F 999 --symbol-memory $budget -p "$WPID" 3 > "$T/out.$budget" \
-			2> "$T/err.$budget" || fail "profile failed: $(cat "$T/err.$budget")"
-		stop_bg "$WPID"
-		WPID=
+		WROOT=
+		wait_for_line "$T/work" '^pid ' 60
+		# About 3,000 samples, however little of a CPU it has.
+		tool_start "$T/out.$budget" "$T/err.$budget" \
+			"$BIN/profile" --json -F 999 --symbol-memory $budget -p "$WPID"
+		more_cpu "$WPID" 3000
+		tool_stop || fail "profile failed: $(cat "$T/err.$budget")"
+		stop_work
 		# Each name kept takes 2.3 KB: its function (247 characters), its
 		# file (905) and the two as printed (1158).
 		named=$(jq -r '.frames[]' "$T/out.$budget" | grep '^f[0-9]\{5\}_x' | sort -u | wc -l)
@@ -329,12 +373,16 @@ calls() {
 	gcc -O2 -o "$T/fakepy" "$ROOT/tests/python/fakepy.c"
 	gcc -O2 -DPY_VERSION=0x030c00f0UL -o "$T/fakepy-3.12" "$ROOT/tests/python/fakepy.c"
 	: > "$T/work"
-	"$T/fakepy" 6 > "$T/work" &
+	"$T/fakepy" 0 > "$T/work" &
 	WPID=$!
-	wait_for_line "$T/work" '^pid '
+	WROOT=
+	wait_for_line "$T/work" '^pid ' 60
 	# User stacks only: a sample taken as an interrupt returns to user space
 	# adds the kernel's frames after the mark (131 fields, once in CI).
-	timeout 20 "$BIN/profile" -U -f -F 99 -p "$WPID" 2 > "$T/out" 2> "$T/err"
+	# Bounded: a walk of the loop that never ended would be killed (124).
+	tool_start "$T/out" "$T/err" timeout 120 "$BIN/profile" -U -f -F 99 -p "$WPID"
+	more_cpu "$WPID" 1000
+	tool_stop || fail "profile failed: $(cat "$T/err")"
 	# One slot a frame: 127, and the mark that says there were more.
 	run awk -F';' 'NF > max { max = NF } END { print max }' "$T/out"
 	assert_output 129
@@ -347,12 +395,15 @@ calls() {
 	assert_success
 	run awk '{ for (i = 1; i <= NF; i++) if (length($i) > 5000) n++ } END { print n + 0 }' "$T/out"
 	assert_output 0
-	stop_bg "$WPID"
+	stop_work
 	: > "$T/work"
-	"$T/fakepy-3.12" 6 > "$T/work" &
+	"$T/fakepy-3.12" 0 > "$T/work" &
 	WPID=$!
-	wait_for_line "$T/work" '^pid '
-	"$BIN/profile" -v -f -F 99 -p "$WPID" 1 > "$T/out" 2> "$T/err"
+	wait_for_line "$T/work" '^pid ' 60
+	tool_start "$T/out" "$T/err" "$BIN/profile" -v -f -F 99 -p "$WPID"
+	more_cpu "$WPID" 500
+	tool_stop || fail "profile failed: $(cat "$T/err")"
+	stop_work
 	grep -q 'fakepy-3.12: CPython 3.12, whose structures are not known: its Python frames are not read' "$T/err"
 	run grep -c 'main;_PyEval_EvalFrameDefault [0-9]*$' "$T/out"
 	refute_output 0

@@ -5,7 +5,8 @@
 # loop call's first and last instructions, and -X perf's trampolines
 # around them, are sampled often.
 #
-# usage: calls.py SECONDS   (prints its pid, then runs)
+# usage: calls.py SECONDS   (prints its pid, then runs; SECONDS 0: until
+#                            killed, or its parent ends)
 import os
 import sys
 import time
@@ -20,8 +21,8 @@ def grate(x):
     return x
 
 
-def shred(end):
-    while time.monotonic() < end:
+def shred(end, parent):
+    while time.monotonic() < end and os.getppid() == parent:
         for _ in map(grate, range(1000)):
             pass
         for i in range(1000):
@@ -29,4 +30,4 @@ def shred(end):
 
 
 print("pid", os.getpid(), flush=True)
-shred(time.monotonic() + float(sys.argv[1]))
+shred(time.monotonic() + (float(sys.argv[1]) or float("inf")), os.getppid())

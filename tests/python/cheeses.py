@@ -2,7 +2,8 @@
 # The Python workload of tests/python.bats: known chains of Python calls on
 # a busy thread, a sleeping one, and a pipe's reader and its writer.
 #
-# usage: cheeses.py SECONDS   (prints its pid and threads' ids, then runs)
+# usage: cheeses.py SECONDS   (prints its pid and threads' ids, then runs;
+#                              SECONDS 0: until killed, or its parent ends)
 import os
 import sys
 import threading
@@ -54,7 +55,11 @@ def whisk(fd, stop):
 
 
 def main():
-    end = time.monotonic() + float(sys.argv[1])
+    # 0 is until killed: a tool whose start takes seconds on a loaded
+    # machine must not outlive it. Nor may it outlive its test: the parent's
+    # end is checked as often as the clock, at a system call's cost.
+    end = time.monotonic() + (float(sys.argv[1]) or float("inf"))
+    parent = os.getppid()
     stop = threading.Event()
     ids = {}
     r, w = os.pipe()
@@ -73,7 +78,7 @@ def main():
         time.sleep(0.001)
     print("pid", os.getpid(), "busy", threading.get_native_id(),
           " ".join(f"{k} {v}" for k, v in sorted(ids.items())), flush=True)
-    while time.monotonic() < end:
+    while time.monotonic() < end and os.getppid() == parent:
         wensleydale(20000)
     stop.set()
     for t in threads:

@@ -7,7 +7,8 @@
  * full of terminal escapes. For tests/python.bats: the tool must finish,
  * bounded, and escape what it prints.
  *
- * usage: fakepy SECONDS   (prints "pid PID", then spins in the "interpreter loop")
+ * usage: fakepy SECONDS   (prints "pid PID", then spins in the "interpreter loop";
+ *                          SECONDS 0: until the test stops it)
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -16,6 +17,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "../workloads/lifetime.h"
 
 #ifndef PY_VERSION
 #define PY_VERSION 0x030b02f0UL
@@ -64,7 +67,7 @@ __attribute__((noinline)) void _PyEval_EvalFrameDefault(double end)
 
 int main(int argc, char **argv)
 {
-	double end = now() + (argc > 1 ? atof(argv[1]) : 5);
+	double end = now() + lifetime(argc > 1 ? argv[1] : "5");
 
 	put(_PyRuntime + 40, (uintptr_t)interp);		/* interpreters.head */
 	put(interp + 16, (uintptr_t)tstate);			/* threads.head */

@@ -3,7 +3,8 @@
 # with a long name, in a file with a long name: as many distinct Python
 # frames as a big service has, each costly to keep named.
 #
-# usage: many.py SECONDS COUNT   (prints its pid, then calls them all in turn)
+# usage: many.py SECONDS COUNT   (prints its pid, then calls them all in turn;
+#                                 SECONDS 0: until killed, or its parent ends)
 import os
 import sys
 import time
@@ -18,7 +19,8 @@ scope = {}
 exec(compile(source, "/tmp/" + "d" * 900 + ".py", "exec"), scope)
 functions = [scope[name] for name in sorted(scope) if name.startswith("f")]
 print("pid", os.getpid(), flush=True)
-end = time.monotonic() + float(sys.argv[1])
-while time.monotonic() < end:
+end = time.monotonic() + (float(sys.argv[1]) or float("inf"))
+parent = os.getppid()
+while time.monotonic() < end and os.getppid() == parent:
     for f in functions:
         f(200)
