@@ -52,6 +52,7 @@ struct py_scratch {
 	__u32 nout;
 	__u32 unlinked;		/* 3.9, 3.10: the innermost loop frames that have no frame linked in */
 	__u32 evals, linked;	/* ... counted: loop frames, and frames in the chain */
+	__u32 ns_tid;		/* the walk's thread's id in its own PID namespace */
 	__u8 active;		/* the walk's process runs CPython */
 	__u8 replacing;		/* a loop's frame, a Python frame a step */
 	__u8 pushed;		/* ... which one did take the place of */
@@ -119,18 +120,37 @@ static __always_inline __u64 py_read(__u64 addr)
 }
 
 /*
- * Is @tstate the current thread's? By the thread id it keeps (3.11 on),
- * else by its pthread_t, which glibc and musl place at the thread pointer
- * (x86-64) or one struct pthread below it (arm64).
+ * The current thread's id as gettid() gives it in its own PID namespace,
+ * where CPython took it: a container's process keeps other ids than the
+ * host's. 0 if it cannot be read.
  */
-static __always_inline bool py_is_current(const struct py_proc *py, __u64 tstate)
+static __always_inline __u32 py_ns_tid(void)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	struct pid *pid = BPF_CORE_READ(t, thread_pid);
+	unsigned int level = BPF_CORE_READ(pid, level);
+	int nr = 0;
+
+	/* The namespaces nest 32 deep at most (MAX_PID_NS_LEVEL). */
+	if (level >= 32 || bpf_core_read(&nr, sizeof(nr), &pid->numbers[level].nr))
+		return 0;
+	return nr;
+}
+
+/*
+ * Is @tstate the walk's thread's? By the thread id it keeps (3.11 on), in
+ * the thread's PID namespace, else by its pthread_t, which glibc and musl
+ * place at the thread pointer (x86-64) or one struct pthread below it
+ * (arm64).
+ */
+static __always_inline bool py_is_current(const struct py_scratch *s, __u64 tstate)
+{
+	const struct py_proc *py = &s->proc;
 
 	if (!tstate)
 		return false;
 	if (py->l.tstate_native_tid != PY_NO_FIELD)
-		return py_read(tstate + py->l.tstate_native_tid) == tid;
+		return s->ns_tid && (__u32)py_read(tstate + py->l.tstate_native_tid) == s->ns_tid;
 	return unwind_thread_pointer() - py_read(tstate + py->l.tstate_thread_id) < 4096;
 }
 
@@ -161,7 +181,7 @@ __noinline int py_thread_one(void)
 		s->tstate = py_read(s->interp + py->l.interp_threads);
 		return 0;
 	}
-	if (py_is_current(py, s->tstate)) {
+	if (py_is_current(s, s->tstate)) {
 		s->thread = s->tstate;
 		return 1;
 	}
@@ -185,7 +205,7 @@ static __always_inline __u64 py_thread_state(struct py_scratch *s)
 	__u64 key = bpf_get_current_pid_tgid(), *cached;
 
 	cached = bpf_map_lookup_elem(&py_threads, &key);
-	if (cached && py_is_current(py, *cached))
+	if (cached && py_is_current(s, *cached))
 		return *cached;
 	s->interp = py_read(py->runtime + py->l.interp_head);
 	if (!s->interp)
@@ -587,6 +607,7 @@ __noinline int py_start(const struct proc_key *k)
 		return 0;
 	s->proc = *py;
 	s->key = *k;
+	s->ns_tid = py_ns_tid();
 	py_first_frame(s);
 	if (!s->next)
 		UNWIND_COUNT(py_no_thread);

@@ -25,15 +25,22 @@ struct py_binary {
 
 /*
  * Versions that do not describe themselves (before 3.13): where their
- * structures keep what the walk reads, from CPython's headers as Debian
- * builds them, the same on x86-64 and arm64. 3.9 and 3.11 are checked
- * against Debian's builds (tests/python.bats); 3.10 was not to be had.
+ * structures keep what the walk reads, from CPython's headers, the same on
+ * x86-64 and arm64 and in every build of a version (Debian's, and from
+ * source: shared or static, optimized or not). 3.9 and 3.11 are checked
+ * against Debian's builds, 3.8 to 3.12 against builds from source
+ * (tests/python.bats).
  */
 static const struct py_table {
 	unsigned int minor;
 	struct py_layout l;
 	uint16_t ascii_data, compact_data;
 } tables[] = {
+	{ 8, { .interp_head = 32, .interp_next = 0, .interp_threads = 8, .tstate_next = 8,
+	       .tstate_native_tid = PY_NO_FIELD, .tstate_thread_id = 176, .tstate_frame = 24,
+	       .cframe_frame = PY_NO_FIELD, .cframe_previous = PY_NO_FIELD, .frame_previous = 24, .frame_code = 32,
+	       .frame_owner = PY_NO_FIELD, .frame_entry = PY_NO_FIELD, .code_firstlineno = 40,
+	       .code_name = 112, .code_filename = 104, .frames = PY_FRAMES_OBJECT }, 48, 72 },
 	{ 9, { .interp_head = 32, .interp_next = 0, .interp_threads = 8, .tstate_next = 8,
 	       .tstate_native_tid = PY_NO_FIELD, .tstate_thread_id = 176, .tstate_frame = 24,
 	       .cframe_frame = PY_NO_FIELD, .cframe_previous = PY_NO_FIELD, .frame_previous = 24, .frame_code = 32,
@@ -49,6 +56,13 @@ static const struct py_table {
 		.cframe_frame = 8, .cframe_previous = 16, .frame_previous = 48, .frame_code = 32,
 		.frame_owner = PY_NO_FIELD, .frame_entry = 68, .code_firstlineno = 72,
 		.code_name = 128, .code_filename = 112, .frames = PY_FRAMES_INTERP }, 48, 72 },
+	/* 3.12: one _PyCFrame a thread, its loop calls' frames ended by entry frames. */
+	{ 12, { .interp_head = 40, .interp_next = 0, .interp_threads = 72, .tstate_next = 8,
+		.tstate_native_tid = 144, .tstate_thread_id = 136, .tstate_frame = 56,
+		.cframe_frame = 0, .cframe_previous = PY_NO_FIELD, .frame_previous = 8, .frame_code = 0,
+		.frame_owner = 70, .frame_entry = PY_NO_FIELD, .code_firstlineno = 68,
+		.code_name = 128, .code_filename = 112, .frames = PY_FRAMES_INTERP,
+		.owner_entry = 3 }, 40, 56 },
 };
 
 /*
@@ -141,15 +155,86 @@ static bool layout_fits(const struct py_layout *l)
 }
 
 /*
- * 3.9 and 3.10 keep no version number of their own, but their PY_VERSION
- * string, "3.9.2", stands alone in .rodata: found by its major and minor,
- * which no other string there has alone.
+ * Is @s a CPython's PY_VERSION ("3.9.18", "3.10.0rc2", "3.9.18+"), whole up
+ * to its NUL? Its minor into *@minor.
+ */
+static bool version_string(const char *s, unsigned int *minor)
+{
+	const char *p = s + 2;
+	unsigned long m;
+	char *end;
+
+	if (s[0] != '3' || s[1] != '.' || *p < '0' || *p > '9')
+		return false;
+	m = strtoul(p, &end, 10);
+	if (*end != '.' || end[1] < '0' || end[1] > '9')
+		return false;
+	for (p = end + 1; *p >= '0' && *p <= '9'; p++)
+		;
+	if (*p == 'a' || *p == 'b' || (p[0] == 'r' && p[1] == 'c')) {
+		p += *p == 'r' ? 2 : 1;
+		if (*p < '0' || *p > '9')
+			return false;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	if (*p == '+')
+		p++;
+	if (*p || m > 255)
+		return false;
+	*minor = m;
+	return true;
+}
+
+/*
+ * Before 3.11 a CPython keeps no version number of its own, only its
+ * PY_VERSION string, which Py_GetVersion() formats sys.version from: the
+ * one version string among the addresses its code computes. Not a scan of
+ * .rodata for it: the linker merges it into the end of a longer string
+ * (an install prefix, "/root/.pyenv/versions/3.9.18"), and other "3.x.y"
+ * strings are there too (unicodedata's "3.2.0", a bundled OpenSSL's).
+ */
+static int version_from_code(Elf *elf, int fd, const GElf_Sym *fn, unsigned int *minor)
+{
+	uint64_t off, *addrs;
+	unsigned int found = 0, m;
+	GElf_Ehdr eh;
+	ssize_t n;
+
+	if (!fn->st_value || !fn->st_size || fn->st_size > 4096 || !gelf_getehdr(elf, &eh) ||
+	    elffile__offset(elf, fn->st_value, &off))
+		return -ENOENT;
+	n = disasm__addresses(fd, eh.e_machine, off, fn->st_size, fn->st_value, &addrs);
+	if (n < 0)
+		return n;
+	for (ssize_t i = 0; i < n; i++) {
+		char buf[24] = {};
+
+		if (elffile__read(elf, fd, addrs[i], buf, sizeof(buf) - 1) ||
+		    !memchr(buf, '\0', sizeof(buf) - 1) || !version_string(buf, &m))
+			continue;
+		if (found && found != m) {
+			found = 0;
+			break;
+		}
+		found = m;
+	}
+	free(addrs);
+	if (!found)
+		return -ENOENT;
+	*minor = found;
+	return 0;
+}
+
+/*
+ * Without the disassembler: the version string found in .rodata where a
+ * string ends, after a NUL or the '/' of a prefix it was merged into, of
+ * the versions that need it (3.8 to 3.10), all there of one minor.
  */
 static int version_from_rodata(Elf *elf, int fd, unsigned int *minor)
 {
-	static const unsigned int candidates[] = { 9, 10 };
 	uint64_t addr, size, off;
-	unsigned int found = 0;
+	unsigned int found = 0, m;
 	char *buf;
 
 	if (elffile__section(elf, ".rodata", &addr, &size) || size > (64u << 20) ||
@@ -164,30 +249,14 @@ static int version_from_rodata(Elf *elf, int fd, unsigned int *minor)
 	}
 	buf[size] = '\0';
 	for (uint64_t i = 1; i + 5 < size; i++) {
-		char want[8];
-		size_t len;
-
-		if (buf[i - 1] || buf[i] != '3' || buf[i + 1] != '.')
+		if ((buf[i - 1] && buf[i - 1] != '/') || buf[i] != '3' || buf[i + 1] != '.' ||
+		    !version_string(buf + i, &m) || m < 8 || m > 10)
 			continue;
-		for (size_t c = 0; c < sizeof(candidates) / sizeof(candidates[0]); c++) {
-			const char *p;
-
-			len = snprintf(want, sizeof(want), "3.%u.", candidates[c]);
-			if (strncmp(buf + i, want, len))
-				continue;
-			p = buf + i + len;
-			if (*p < '0' || *p > '9')
-				continue;
-			while (*p >= '0' && *p <= '9')
-				p++;
-			if (*p)
-				continue;
-			if (found && found != candidates[c]) {
-				free(buf);
-				return -ENOENT;
-			}
-			found = candidates[c];
+		if (found && found != m) {
+			free(buf);
+			return -ENOENT;
 		}
+		found = m;
 	}
 	free(buf);
 	if (!found)
@@ -271,30 +340,49 @@ static int eval_ranges(Elf *elf, int fd, const GElf_Sym *eval, struct py_binary 
 	return 0;
 }
 
+/*
+ * Says once for each version (3.? for one not found) that its frames stay
+ * native; with -v, for each binary.
+ */
+static void say_unknown(const char *path, unsigned int minor, const char *version)
+{
+	static uint64_t said[4];
+
+	if (minor < 256 && !(said[minor / 64] >> (minor % 64) & 1)) {
+		said[minor / 64] |= 1ULL << (minor % 64);
+		pr_warn("%s: CPython %s, whose structures are not known here: its Python frames "
+			"are not read, its interpreter loop shows as native code", path, version);
+		return;
+	}
+	pr_debug("%s: CPython %s, whose structures are not known: its Python frames are "
+		 "not read, its interpreter loop shows as native code", path, version);
+}
+
 struct py_binary *python__probe(int fd, Elf *elf, const char *path)
 {
 	static const char *const names[] = {
-		"_PyRuntime", "_PyEval_EvalFrameDefault", "PyCode_Type", "Py_Version",
+		"_PyRuntime", "_PyEval_EvalFrameDefault", "PyCode_Type", "Py_Version", "Py_GetVersion",
 	};
-	enum { RUNTIME, EVAL, CODE_TYPE, VERSION };
-	GElf_Sym syms[4];
+	enum { RUNTIME, EVAL, CODE_TYPE, VERSION, GET_VERSION, NSYMS };
+	GElf_Sym syms[NSYMS];
 	struct py_binary *pb;
 	unsigned int minor = 0;
 	int err = -ENOENT;
 
-	if (elffile__lookup(elf, names, 4, syms) < 3 || !syms[RUNTIME].st_value ||
+	if (elffile__lookup(elf, names, NSYMS, syms) < 3 || !syms[RUNTIME].st_value ||
 	    !syms[EVAL].st_value || !syms[CODE_TYPE].st_value)
 		return NULL;
 	pb = calloc(1, sizeof(*pb));
 	if (!pb)
 		return NULL;
+	/* From the binary itself, never from its name: Py_Version from 3.11, before its code. */
 	if (syms[VERSION].st_value) {
 		uint32_t hex;
 
 		if (!elffile__read(elf, fd, syms[VERSION].st_value, &hex, sizeof(hex)) &&
 		    hex >> 24 == 3)
 			minor = (hex >> 16) & 0xff;
-	} else {
+	} else if (version_from_code(elf, fd, &syms[GET_VERSION], &minor)) {
 		version_from_rodata(elf, fd, &minor);
 	}
 	pb->minor = minor;
@@ -314,11 +402,15 @@ struct py_binary *python__probe(int fd, Elf *elf, const char *path)
 		err = layout_from_binary(elf, fd, syms[RUNTIME].st_value, minor, pb);
 	if (!err && !layout_fits(&pb->l))
 		err = -ERANGE;
-	if (!err)
-		err = eval_ranges(elf, fd, &syms[EVAL], pb);
 	if (err) {
-		pr_debug("%s: CPython %s, whose structures are not known: its Python frames are "
-			 "not read, its interpreter loop shows as native code", path, pb->version);
+		say_unknown(path, minor, pb->version);
+		free(pb);
+		return NULL;
+	}
+	err = eval_ranges(elf, fd, &syms[EVAL], pb);
+	if (err) {
+		pr_debug("%s: CPython %s: its interpreter loop's code could not be found: its "
+			 "Python frames are not read", path, pb->version);
 		free(pb);
 		return NULL;
 	}

@@ -95,14 +95,40 @@ static bool jump_target(const cs_insn *insn, unsigned int machine, uint64_t *tar
 	return end != imm && !*end;
 }
 
-ssize_t disasm__jumps_out(int fd, unsigned int machine, uint64_t off, uint64_t size,
-			  uint64_t addr, uint64_t **targets)
+/* A growing array of addresses. */
+struct addrs {
+	uint64_t *v;
+	size_t n, cap;
+	int err;
+};
+
+static void addrs_push(struct addrs *a, uint64_t addr)
+{
+	if (a->n == a->cap) {
+		uint64_t *t = realloc(a->v, (a->cap = a->cap ? 2 * a->cap : 16) * sizeof(*t));
+
+		if (!t) {
+			a->err = -ENOMEM;
+			return;
+		}
+		a->v = t;
+	}
+	a->v[a->n++] = addr;
+}
+
+/*
+ * Calls @fn with each instruction of the code at file offset @off, @size
+ * bytes, placed at @addr, for machine @machine (EM_X86_64, EM_AARCH64);
+ * what does not decode (data, padding) is stepped over. 0 or negative errno.
+ */
+static int each_insn(int fd, unsigned int machine, uint64_t off, uint64_t size, uint64_t addr,
+		     void (*fn)(const cs_insn *insn, void *ctx), void *ctx)
 {
 	cs_arch arch = machine == EM_X86_64 ? CS_ARCH_X86 : CS_ARCH_ARM64;
 	cs_mode mode = machine == EM_X86_64 ? CS_MODE_64 : CS_MODE_ARM;
-	uint64_t *v = NULL, at = addr, target;
+	size_t left = size, step = machine == EM_AARCH64 ? 4 : 1;
+	uint64_t at = addr;
 	const uint8_t *code;
-	size_t n = 0, cap = 0, left = size;
 	uint8_t *buf;
 	cs_insn *insn;
 	csh h;
@@ -122,41 +148,125 @@ ssize_t disasm__jumps_out(int fd, unsigned int machine, uint64_t off, uint64_t s
 	insn = cs.malloc(h);
 	code = buf;
 	while (insn && left) {
-		if (!cs.disasm_iter(h, &code, &left, &at, insn)) {
-			/* Data or padding: on to the next word (arm64) or byte. */
-			size_t step = machine == EM_AARCH64 ? 4 : 1;
-
-			if (left < step)
-				break;
-			code += step;
-			left -= step;
-			at += step;
+		if (cs.disasm_iter(h, &code, &left, &at, insn)) {
+			fn(insn, ctx);
 			continue;
 		}
-		if (!jump_target(insn, machine, &target) ||
-		    (target >= addr && target - addr < size))
-			continue;
-		if (n == cap) {
-			uint64_t *t = realloc(v, (cap = cap ? 2 * cap : 16) * sizeof(*v));
-
-			if (!t) {
-				err = -ENOMEM;
-				break;
-			}
-			v = t;
-		}
-		v[n++] = target;
+		if (left < step)
+			break;
+		code += step;
+		left -= step;
+		at += step;
 	}
+	err = insn ? 0 : -ENOMEM;
 	if (insn)
 		cs.free(insn, 1);
-	else
-		err = -ENOMEM;
 	cs.close(&h);
 	free(buf);
+	return err;
+}
+
+struct jumps {
+	struct addrs out;
+	unsigned int machine;
+	uint64_t addr, size;
+};
+
+static void on_jump(const cs_insn *insn, void *ctx)
+{
+	struct jumps *j = ctx;
+	uint64_t target;
+
+	if (jump_target(insn, j->machine, &target) && (target < j->addr || target - j->addr >= j->size))
+		addrs_push(&j->out, target);
+}
+
+ssize_t disasm__jumps_out(int fd, unsigned int machine, uint64_t off, uint64_t size,
+			  uint64_t addr, uint64_t **targets)
+{
+	struct jumps j = { .machine = machine, .addr = addr, .size = size };
+	int err = each_insn(fd, machine, off, size, addr, on_jump, &j);
+
+	err = err ?: j.out.err;
 	if (err) {
-		free(v);
+		free(j.out.v);
 		return err;
 	}
-	*targets = v;
-	return n;
+	*targets = j.out.v;
+	return j.out.n;
+}
+
+/* The addresses code computes, and arm64's pages by register (adrp) on the way. */
+struct computed {
+	struct addrs out;
+	unsigned int machine;
+	uint64_t page[32];
+	uint32_t paged;		/* which of page[] hold one */
+};
+
+/* The number of arm64 register "xN" or "wN" at @s, or -1. */
+static int reg_number(const char *s)
+{
+	char *end;
+	unsigned long n;
+
+	if (*s != 'x' && *s != 'w')
+		return -1;
+	n = strtoul(s + 1, &end, 10);
+	return end != s + 1 && n < 31 ? (int)n : -1;
+}
+
+static void on_computed(const cs_insn *insn, void *ctx)
+{
+	struct computed *c = ctx;
+	const char *op = insn->op_str, *p;
+	uint64_t v;
+	char *end;
+	int rd, rn;
+
+	if (c->machine == EM_X86_64) {
+		/* lea REG, [rip +/- DISP]: the address after the instruction, and DISP. */
+		if (!strcmp(insn->mnemonic, "lea") && (p = strstr(op, "[rip "))) {
+			v = strtoull(p + 7, &end, 16);
+			if (end != p + 7 && *end == ']')
+				addrs_push(&c->out, insn->address + insn->size + (p[5] == '-' ? -v : v));
+		} else if (!strcmp(insn->mnemonic, "mov") && (p = strstr(op, ", 0x"))) {
+			/* An address a non-PIE binary moves into a register whole. */
+			v = strtoull(p + 2, &end, 16);
+			if (!*end)
+				addrs_push(&c->out, v);
+		}
+		return;
+	}
+	rd = reg_number(op);
+	p = strrchr(op, '#');
+	if (rd < 0 || !p)
+		return;
+	v = strtoull(p + 1, &end, 16);
+	if (end == p + 1 || *end)
+		return;
+	if (!strcmp(insn->mnemonic, "adrp")) {
+		c->page[rd] = v;
+		c->paged |= 1u << rd;
+	} else if (!strcmp(insn->mnemonic, "adr")) {
+		addrs_push(&c->out, v);
+	} else if (!strcmp(insn->mnemonic, "add") && (p = strchr(op, ' ')) &&
+		   (rn = reg_number(p + 1)) >= 0 && (c->paged & 1u << rn)) {
+		addrs_push(&c->out, c->page[rn] + v);
+	}
+}
+
+ssize_t disasm__addresses(int fd, unsigned int machine, uint64_t off, uint64_t size,
+			  uint64_t addr, uint64_t **out)
+{
+	struct computed c = { .machine = machine };
+	int err = each_insn(fd, machine, off, size, addr, on_computed, &c);
+
+	err = err ?: c.out.err;
+	if (err) {
+		free(c.out.v);
+		return err;
+	}
+	*out = c.out.v;
+	return c.out.n;
 }

@@ -38,4 +38,14 @@ int disasm__read(int fd, uint64_t off, uint64_t size, uint8_t **out);
 ssize_t disasm__jumps_out(int fd, unsigned int machine, uint64_t off, uint64_t size,
 			  uint64_t addr, uint64_t **targets);
 
+/*
+ * The addresses the code at file offset @off, @size bytes, placed at
+ * @addr, computes into registers (x86-64: lea of rip-relative memory, a
+ * mov of an immediate; arm64: adr, adrp then add), into a new array: what
+ * a function passes on as pointers to its data. Their number, -ENOTSUP
+ * for another machine, or negative errno.
+ */
+ssize_t disasm__addresses(int fd, unsigned int machine, uint64_t off, uint64_t size,
+			  uint64_t addr, uint64_t **out);
+
 #endif
