@@ -23,12 +23,24 @@ teardown() {
 	assert_nothing_loaded profile
 }
 
-# cheese PROGRAM: starts it, spinning for 30 s, once it has said its pid.
+# cheese PROGRAM: starts it, spinning until stopped, once it has said its pid.
 cheese() {
 	: > "$T/work"
-	"$LW/$1" 30 > "$T/work" &
+	"$LW/$1" 0 > "$T/work" &
 	WPID=$!
-	wait_for_line "$T/work" '^pid '
+	wait_for_line "$T/work" '^pid ' 60
+}
+
+# sampled OUT ERR TOOL ARGS...: TOOL ARGS -p on the workload ($WPID), from
+# its banner until it has had 1.5 s more of CPU, then stopped as with
+# Ctrl-C: about 150 samples at 99 Hz, however slowly a loaded machine runs
+# it (a run of 2 s had fewer than 100 beside a load).
+sampled() {
+	local out=$1 err=$2
+	shift 2
+	tool_start "$out" "$err" "$@" -p "$WPID"
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 1500 ))
+	tool_stop || fail "$(tail -n 5 "$err")"
 }
 
 # whole FILE CHAIN: "N ALL", the samples in ripen (the leaf, however
@@ -47,8 +59,8 @@ CXX="main;[(]anonymous namespace[)]::cellar[(]double[)];cheese::Cave<3>::age[(]s
 @test "names: C++ as C++ writes it (namespaces, a template, a clone) in folded, JSON and pprof (its symbol as system_name), whole from _start" {
 	require_bpf
 	cheese cheese-cxx
-	"$BIN/profile" -U -p "$WPID" -F 99 -f --pprof "$T/p.pb.gz" 2 > "$T/folded" 2> "$T/err"
-	"$BIN/profile" -U -p "$WPID" -F 99 --json 2 > "$T/json" 2>> "$T/err"
+	sampled "$T/folded" "$T/err" "$BIN/profile" -U -F 99 -f --pprof "$T/p.pb.gz"
+	sampled "$T/json" "$T/err.json" "$BIN/profile" -U -F 99 --json
 	json_folded "$T/json" > "$T/json.folded"
 	pprof_folded "$T/p.pb.gz" > "$T/pprof.folded"
 	for f in folded json.folded pprof.folded; do
@@ -57,12 +69,13 @@ CXX="main;[(]anonymous namespace[)]::cellar[(]double[)];cheese::Cave<3>::age[(]s
 		read -r n all <<< "$(whole "$T/$f" "$CXX")"
 		# Samples on its CPU: a few land in the clock read or the kernel.
 		[ "$all" -ge 100 ] && [ $((n * 100)) -ge $((all * 90)) ] ||
-			fail "$f: $n of $all whole: $(head -c 800 "$T/$f") $(cat "$T/err")"
+			fail "$f: $n of $all whole: $(head -c 800 "$T/$f") $(cat "$T/err" "$T/err.json")"
 	done
 	# The inlined call named as where it is not inlined, in some samples;
 	# no symbol left as the linker spells it.
 	grep -q ';cheese::Affineur::ripen(int);cheese::Affineur::turn(int)_\[i\] ' "$T/folded"
-	! grep -q '_ZN\|_GLOBAL__N' "$T/folded" "$T/json.folded" "$T/pprof.folded"
+	run grep '_ZN\|_GLOBAL__N' "$T/folded" "$T/json.folded" "$T/pprof.folded"
+	assert_failure
 	# pprof's Functions keep the symbol as the linker spells it, as system_name.
 	run pprof_functions "$T/p.pb.gz"
 	assert_success
@@ -76,9 +89,8 @@ CXX="main;[(]anonymous namespace[)]::cellar[(]double[)];cheese::Cave<3>::age[(]s
 @test "names: --no-demangle prints C++ symbols as the symbol table has them" {
 	require_bpf
 	cheese cheese-cxx
-	run "$BIN/profile" -U -p "$WPID" -F 99 -f --no-demangle 2
-	assert_success
-	echo "$output" > "$T/folded"
+	sampled "$T/folded" "$T/err" "$BIN/profile" -U -F 99 -f --no-demangle
+	run cat "$T/folded" "$T/err"
 	read -r n all <<< "$(whole "$T/folded" "main;_ZN12_GLOBAL__N_16cellarEd;_ZN6cheese4CaveILi3EE3ageERKSt6vectorIiSaIiEE[.]isra[.]0;_ZN6cheese8Affineur5ripenEi(;turn_[[]i[]])?")"
 	[ "$all" -ge 100 ] && [ $((n * 100)) -ge $((all * 90)) ] || fail "$n of $all whole: $output"
 	refute_output --partial 'cheese::'
@@ -90,7 +102,7 @@ CXX="main;[(]anonymous namespace[)]::cellar[(]double[)];cheese::Cave<3>::age[(]s
 	require_bpf
 	for m in legacy v0; do
 		cheese cheese-rust-$m
-		"$BIN/profile" -U -p "$WPID" -F 99 -f 2 > "$T/$m" 2> "$T/err"
+		sampled "$T/$m" "$T/err" "$BIN/profile" -U -F 99 -f
 		stop_bg "$WPID"
 		if [ $m = legacy ]; then
 			chain="cheese::main;cheese::cellar;cheese::cave::Cave::age;cheese::affineur::ripen"

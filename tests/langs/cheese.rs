@@ -3,7 +3,8 @@
 // legacy mangling and with v0: a module's function, a generic one, a
 // method. usage: cheese-rust-MANGLING SECONDS -- prints "pid PID", then
 // spins in cheese::affineur::ripen, called from cheese::cave::Cave::age,
-// called from cheese::cellar::<u64>.
+// called from cheese::cellar::<u64>. SECONDS 0: until stopped, and never
+// past the process that started it (tests/workloads/lifetime.h).
 use std::time::{Duration, Instant};
 
 // std::hint::black_box is Rust 1.66's; bookworm's rustc is 1.63.
@@ -52,9 +53,30 @@ fn cellar<T: Into<u64> + Copy>(until: Instant, shelf: T) -> u64 {
     black_box(r)
 }
 
+extern "C" {
+    fn prctl(option: i32, ...) -> i32;
+    fn getppid() -> i32;
+}
+
+/// As lifetime.h: a workload a test stops ends with the test (PR_SET_PDEATHSIG, SIGKILL).
+fn until_stopped() -> Duration {
+    unsafe {
+        prctl(1, 9 as std::os::raw::c_ulong);
+        if getppid() == 1 {
+            std::process::exit(1);
+        }
+    }
+    Duration::from_secs(100 * 365 * 24 * 3600)
+}
+
 fn main() {
     let secs: f64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(5.0);
     println!("pid {}", std::process::id());
-    let until = Instant::now() + Duration::from_secs_f64(secs);
+    let until = Instant::now()
+        + if secs > 0.0 {
+            Duration::from_secs_f64(secs)
+        } else {
+            until_stopped()
+        };
     black_box(cellar(until, 3u64));
 }
