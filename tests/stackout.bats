@@ -21,9 +21,8 @@ setup() {
 }
 
 teardown() {
-	stop_bg ${WPID:-}
-	# Only profile: the off-CPU tools' suites may be running beside this one.
-	assert_nothing_loaded profile
+	stop_bg ${WPID:-} ${TPID:-}
+	assert_nothing_loaded profile offcputime offwaketime
 }
 
 # Titles of the drawn frames, "name (N unit, P%)", one a line.
@@ -203,11 +202,13 @@ check_outputs() {
 @test "profile --svg --pprof: the flame graph and pprof agree with the folded output" {
 	require_bpf
 	: > "$T/spin"
-	"$WL/spin" 4 > "$T/spin" &
+	"$WL/spin" 0 > "$T/spin" &
 	WPID=$!
-	wait_for_line "$T/spin" '^pid '
-	pid=$(awk '{ print $2 }' "$T/spin")
-	"$BIN/profile" -p "$pid" -F 99 -f --svg "$T/p.svg" --pprof "$T/p.pb.gz" 2 > "$T/folded" 2>/dev/null
+	wait_for_line "$T/spin" '^pid ' 60
+	# Until it has had 2 s more of CPU, however busy the machine.
+	tool_start "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 99 -f --svg "$T/p.svg" --pprof "$T/p.pb.gz"
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 2000 ))
+	tool_stop || fail "$(tail -n 5 "$T/err")"
 	check_outputs "$T/folded" "$T/p.svg" "$T/p.pb.gz"
 	# pprof: both functions, spin_heavy on top, about 2 s of CPU.
 	grep -qE ' spin_heavy$' "$T/top"
@@ -223,15 +224,12 @@ check_outputs() {
 	: > "$T/work"
 	"$WL/offcpu" sleep 10 50 > "$T/work" &
 	WPID=$!
-	wait_for_line "$T/work" '^pid '
-	: > "$T/folded"
-	: > "$T/err"
-	"$BIN/offcputime" -p "$WPID" -f --svg "$T/o.svg" --pprof "$T/o.pb.gz" > "$T/folded" 2> "$T/err" &
-	opid=$!
-	wait_for_line "$T/err" Tracing
-	kill -USR1 "$WPID"; wait "$WPID"; WPID=
-	sleep 0.3
-	kill -INT "$opid"; wait "$opid"
+	wait_for_line "$T/work" '^pid ' 60
+	tool_start "$T/folded" "$T/err" "$BIN/offcputime" -p "$WPID" -f --svg "$T/o.svg" --pprof "$T/o.pb.gz"
+	kill -USR1 "$WPID"
+	wait "$WPID"
+	WPID=
+	tool_stop || fail "$(tail -n 5 "$T/err")"
 	check_outputs "$T/folded" "$T/o.svg" "$T/o.pb.gz"
 	grep -qE ' offcpu_sleeper$' "$T/top"
 	go tool pprof -raw "$T/o.pb.gz" 2>/dev/null | grep -q 'offcpu/microseconds'
@@ -242,15 +240,12 @@ check_outputs() {
 	: > "$T/work"
 	"$WL/offcpu" pipe 10 20 > "$T/work" &
 	WPID=$!
-	wait_for_line "$T/work" '^pid '
-	: > "$T/folded"
-	: > "$T/err"
-	"$BIN/offwaketime" -p "$WPID" -f --svg "$T/w.svg" --pprof "$T/w.pb.gz" > "$T/folded" 2> "$T/err" &
-	opid=$!
-	wait_for_line "$T/err" Tracing
-	kill -USR1 "$WPID"; wait "$WPID"; WPID=
-	sleep 0.3
-	kill -INT "$opid"; wait "$opid"
+	wait_for_line "$T/work" '^pid ' 60
+	tool_start "$T/folded" "$T/err" "$BIN/offwaketime" -p "$WPID" -f --svg "$T/w.svg" --pprof "$T/w.pb.gz"
+	kill -USR1 "$WPID"
+	wait "$WPID"
+	WPID=
+	tool_stop || fail "$(tail -n 5 "$T/err")"
 	check_outputs "$T/folded" "$T/w.svg" "$T/w.pb.gz"
 	grep -q '<title>-- (' "$T/w.svg"
 	grep -qE ' offcpu_waker$' "$T/top"
