@@ -140,10 +140,21 @@ vm_blocked() {
 	[ $# = 4 ] && [ "$1" -le $(($4 + 2000)) ] && [ "$1" -ge $(($3 * 9 / 10 - $2)) ]
 }
 
-# vm_leftover TOOL: names of TOOL's BPF programs still loaded, if any.
+# vm_leftover TOOL: names of TOOL's BPF programs still loaded, if any, once
+# the tool has exited. The kernel frees a closed program after an RCU grace
+# period, which a guest the host starves may take seconds to end (a fixed
+# 0.5 s was a guess for one host): asked again every 0.1 s until none is
+# left, 10 s at most, as assert_nothing_loaded (tests/helpers.bash) does.
+# Only a leak costs the whole wait.
 vm_leftover() {
-	sleep 0.5
-	"$WL/bpfprogs" 2> /dev/null | grep "^$1_" | tr '\n' ' '
+	_i=0
+	while :; do
+		_left=$("$WL/bpfprogs" 2> /dev/null | grep "^$1_" | tr '\n' ' ')
+		[ -z "$_left" ] || [ $_i -ge 100 ] && break
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	printf '%s' "$_left"
 }
 
 # vm_unseen FILE: how many periods a tool's warnings in FILE say it dropped
@@ -155,9 +166,11 @@ vm_unseen() {
 # vm_switches TOOL ARGS...: TOOL ARGS (system-wide, for about 2 s) beside a
 # ping-pong of wakeups must see every switch onto a CPU. Where the kernel itself drops
 # some (this development host: README, Known issues) the cell is n/a,
-# which only the host may be.
+# which only the host may be. The ping-pong runs until the tool is done:
+# a million rounds, as it had, could end on a fast host before a slow
+# start of the tool, and the cell pass on nothing.
 vm_switches() {
-	"$WL/pingpong" 1000000 > /dev/null &
+	"$WL/pingpong" 1000000000 > /dev/null &
 	_pp=$!
 	"$BIN/$@" > "$SCRATCH/sw.out" 2> "$SCRATCH/sw.err"
 	_rc=$?
