@@ -330,10 +330,12 @@ static int take_counts(struct cachestat_bpf *obj, struct cachestat_counts *sum)
 
 static void print_header(void)
 {
-	if (cli.prometheus)
-		printf("Tracing page cache lookups... Hit Ctrl-C to end.\n");
-	if (cli.json || cli.prometheus)
+	/* With --json, on stderr: something to wait for that is not JSON. */
+	if (cli.prometheus || cli.json) {
+		run__banner(&cli, "Tracing page cache lookups%s... Hit Ctrl-C to end.",
+			    env.per_process && !cli.prometheus ? " per process" : "");
 		return;
+	}
 	if (env.per_process) {
 		printf("Tracing page cache lookups per process... Hit Ctrl-C to end.\n");
 	} else {

@@ -3,7 +3,7 @@
  * Test workload for cachestat: keeps a file's pages in the page cache by
  * mapping and locking them, so that proactive reclaim (DAMON on this VM's
  * host) cannot turn a warm read into a cold one. Prints "locked", then waits
- * to be killed.
+ * to be killed, or for the test that started it to end (tests/workloads/lifetime.h).
  * usage: pagelock FILE
  */
 #include <fcntl.h>
@@ -11,6 +11,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "lifetime.h"
 
 int main(int argc, char **argv)
 {
@@ -20,6 +22,7 @@ int main(int argc, char **argv)
 
 	if (argc != 2)
 		return 2;
+	lifetime("0");
 	fd = open(argv[1], O_RDONLY);
 	if (fd < 0 || fstat(fd, &st)) {
 		perror(argv[1]);
