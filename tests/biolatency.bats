@@ -20,6 +20,18 @@ setup_file() {
 	[ -e "/sys/class/block/${LNAME}p1" ] || addpart "$LOOP" 1 2048 30720
 	# An I/O scheduler, so that requests are inserted before they are issued (-Q).
 	echo mq-deadline > /sys/block/$LNAME/queue/scheduler || true
+	# The test's I/O goes through a node of its own for the device: udev
+	# watches /dev/loop* (60-block.rules, OPTIONS+="watch") and probes a
+	# device closed after a write, reads -d would count as the test's;
+	# inotify watches the node, not the device. Where the file system
+	# refuses devices (nodev), /dev's node is all there is.
+	export NODE=$BATS_FILE_TMPDIR/loopnode
+	mknod "$NODE" b $(tr : ' ' < "/sys/class/block/$LNAME/dev")
+	"$WL/dio" "$NODE" read 1 4096 2> /dev/null || NODE=$LOOP
+	# And what udev makes of the new device (blkid's reads) is over.
+	if [ -S /run/udev/control ]; then
+		udevadm settle --timeout=120
+	fi
 }
 
 teardown_file() {
@@ -43,7 +55,7 @@ start_bio() {
 	: > "$T/err"
 	"$BIN/biolatency" "$@" > "$T/out" 2> "$T/err" &
 	BPID=$!
-	wait_for_any Tracing 10 "$T/out" "$T/err"
+	wait_for_any Tracing 120 "$T/out" "$T/err"
 }
 
 stop_bio() {
@@ -53,10 +65,23 @@ stop_bio() {
 	BPID=
 }
 
+# counted N WANT [ERR]: N of the WANT requests the test issued were counted:
+# all of them, but for the events the tool said (in ERR, $T/err by default)
+# the kernel did not run its program for: a completion on another disk, in
+# an interrupt, while the program ran for this one on that CPU (1 of 301 in
+# CI, beside the matrix's guests writing theirs).
+counted() {
+	local n=$1 want=$2 missed
+	missed=$(awk '/ events not traced by .*: the kernel does not run a BPF program that is already running/ { m += $2 } END { print m + 0 }' "${3:-$T/err}")
+	echo "$n of $want requests counted, $missed events said untraced"
+	[ "$n" -le "$want" ] || fail "$n requests counted, $want issued: $(cat "$T/out")"
+	[ $((n + missed)) -ge "$want" ] || fail "$n of $want requests counted, $missed said untraced: $(cat "$T/out" "${3:-$T/err}")"
+}
+
 # The test's own I/O: 32 reads of 4 KiB and 16 writes of 8 KiB on the loop device.
 loop_io() {
-	"$WL/dio" "$LOOP" read 32 4096
-	"$WL/dio" "$LOOP" write 16 8192
+	"$WL/dio" "$NODE" read 32 4096
+	"$WL/dio" "$NODE" write 16 8192
 }
 
 @test "biolatency -d LOOP sees exactly the I/O the test issued to it" {
@@ -65,8 +90,7 @@ loop_io() {
 	loop_io
 	stop_bio
 	[ "$RC" -eq 0 ]
-	run hist_total "$T/out"
-	assert_output 48
+	counted "$(hist_total "$T/out")" 48
 	run grep -c 'usecs               : count     distribution' "$T/out"
 	assert_output 1
 }
@@ -78,8 +102,9 @@ loop_io() {
 	stop_bio
 	reads=$(awk '/^flags = / { on = ($0 ~ /-?Read$/) } on && / -> / { n += $5 } END { print n + 0 }' "$T/out")
 	writes=$(awk '/^flags = / { on = ($0 ~ /-?Write$/) } on && / -> / { n += $5 } END { print n + 0 }' "$T/out")
-	[ "$reads" -eq 32 ] || fail "reads: $reads"
-	[ "$writes" -eq 16 ] || fail "writes: $writes"
+	[ "$reads" -le 32 ] || fail "reads: $reads"
+	[ "$writes" -le 16 ] || fail "writes: $writes"
+	counted $((reads + writes)) 48
 	# O_DIRECT requests are synchronous: the kernel marks them so.
 	run grep -E '^flags = (.*-)?Sync-(.*-)?Read$' "$T/out"
 	assert_success
@@ -99,7 +124,7 @@ loop_io() {
 	run grep -E "^disk = $root_disk\$" "$T/out"
 	assert_success
 	loop=$(awk -v d="disk = $LNAME" '/^disk = / { on = ($0 == d) } on && / -> / { n += $5 } END { print n + 0 }' "$T/out")
-	[ "$loop" -eq 48 ]
+	counted "$loop" 48
 }
 
 @test "biolatency -Q counts the same requests, never with less time than without -Q" {
@@ -109,7 +134,7 @@ loop_io() {
 	"$BIN/biolatency" -Q -e -v -d "$LNAME" > "$T/q" 2> "$T/q.err" &
 	BPID2=$!
 	start_bio -e -d "$LNAME"
-	wait_for_line "$T/q" Tracing
+	wait_for_line "$T/q" Tracing 120
 	loop_io
 	kill -INT "$BPID2"; wait "$BPID2"; BPID2=
 	stop_bio
@@ -117,11 +142,14 @@ loop_io() {
 	read -r qtotal qcount < <(sed -n 's/^avg = [0-9]* usecs, total: \([0-9]*\) usecs, count: \([0-9]*\)$/\1 \2/p' "$T/q")
 	read -r total count < <(sed -n 's/^avg = [0-9]* usecs, total: \([0-9]*\) usecs, count: \([0-9]*\)$/\1 \2/p' "$T/out")
 	echo "-Q: $qtotal us over $qcount; issue: $total us over $count"
-	[ "$qcount" -eq 48 ]
-	[ "$count" -eq 48 ]
+	counted "$qcount" 48 "$T/q.err"
+	counted "$count" 48
 	# Each latency is truncated to whole microseconds, and the two tools read
-	# the clock a few hundred ns apart: allow 1 us per request.
-	[ "$qtotal" -ge $((total - count)) ]
+	# the clock a few hundred ns apart: allow 1 us per request. The same
+	# requests only: a request one of them was not run for is in one total.
+	if [ "$qcount" -eq 48 ] && [ "$count" -eq 48 ]; then
+		[ "$qtotal" -ge $((total - count)) ]
+	fi
 }
 
 @test "biolatency -j and --json are valid JSON in every mode, also with -D -F -T" {
@@ -133,20 +161,19 @@ loop_io() {
 		and (.time | test("^[0-9]{2}:[0-9]{2}:[0-9]{2}$")) and .total == ([.buckets[].count] | add)
 		and .p50 <= .max)' "$T/out"
 	assert_success
-	[ "$(jq -s 'map(.total) | add' "$T/out")" -eq 48 ]
+	counted "$(jq -s 'map(.total) | add' "$T/out")" 48
 }
 
 @test "biolatency -c counts the I/O of the cgroup's tasks only" {
 	require_bpf
 	make_cgroup bio
 	start_bio -c "$CG" -d "$LNAME"
-	sleep 1
 	# 20 writes from a task in the cgroup, 10 reads from one outside it.
-	sh -c "echo \$\$ > '$CG/cgroup.procs' && exec '$WL/dio' '$LOOP' write 20 4096" > /dev/null
-	"$WL/dio" "$LOOP" read 10 4096 > /dev/null
+	sh -c "echo \$\$ > '$CG/cgroup.procs' && exec '$WL/dio' '$NODE' write 20 4096" > /dev/null
+	"$WL/dio" "$NODE" read 10 4096 > /dev/null
 	stop_bio
 	[ "$RC" -eq 0 ]
-	[ "$(hist_total "$T/out")" -eq 20 ] || fail "$(cat "$T/out")"
+	counted "$(hist_total "$T/out")" 20
 }
 
 @test "biolatency -d accepts a partition and traces its whole disk" {
@@ -157,7 +184,7 @@ loop_io() {
 	stop_bio
 	run cat "$T/err"
 	assert_output --partial "${LNAME}p1 is a partition of $LNAME: tracing all of $LNAME"
-	[ "$(hist_total "$T/out")" -eq 48 ]
+	counted "$(hist_total "$T/out")" 48
 }
 
 @test "biolatency -d /dev/LOOP: a device path, as bcc users type it, traces that disk" {
@@ -166,14 +193,14 @@ loop_io() {
 	loop_io
 	stop_bio
 	[ "$RC" -eq 0 ]
-	[ "$(hist_total "$T/out")" -eq 48 ] || fail "$(cat "$T/out" "$T/err")"
+	counted "$(hist_total "$T/out")" 48
 	# A partition's device node means its disk, as its name does.
 	start_bio -d "${LOOP}p1"
 	loop_io
 	stop_bio
-	run cat "$T/err"
+	run grep -v ' events not traced by ' "$T/err"
 	assert_output "biolatency: ${LOOP}p1 is a partition of $LNAME: tracing all of $LNAME"
-	[ "$(hist_total "$T/out")" -eq 48 ]
+	counted "$(hist_total "$T/out")" 48
 }
 
 @test "biolatency falls back to raw tracepoints and counts the same" {
@@ -182,12 +209,12 @@ loop_io() {
 	loop_io
 	stop_bio
 	grep -q 'raw_tp' "$T/err"
-	[ "$(hist_total "$T/out")" -eq 48 ]
+	counted "$(hist_total "$T/out")" 48
 }
 
 @test "biolatency -m, interval and count" {
 	require_bpf
-	run timeout 20 "$BIN/biolatency" -m -T 1 2
+	run timeout 120 "$BIN/biolatency" -m -T 1 2
 	assert_success
 	[ "$(grep -cE '^[0-2][0-9]:[0-5][0-9]:[0-5][0-9]$' <<<"$output")" -eq 2 ]
 }
