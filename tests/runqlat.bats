@@ -29,7 +29,7 @@ start_runqlat() {
 	: > "$T/err"
 	"$BIN/runqlat" "$@" > "$T/out" 2> "$T/err" &
 	RPID=$!
-	wait_for_any 'Tracing|^\{' 10 "$T/out" "$T/err"
+	wait_for_any 'Tracing|^\{' 120 "$T/out" "$T/err"
 }
 
 # Releases the workload, waits for it, then stops runqlat with signal $1.
@@ -45,14 +45,17 @@ finish() {
 	RPID=
 	SLEEPER=$(awk '/^sleeper/ { print $2 }' "$T/work.out")
 	BLOCKED=$(awk '/^sleeper/ { print $6 }' "$T/work.out")
+	LONG=$(awk '/^long / { print $2 }' "$T/work.out")
 }
 
 # sleeper_ok COUNT: every wait of the sleeper counted (helpers.bash), less
-# those the tool said it dropped or left untimed.
+# those the tool said it dropped or left untimed, or the kernel did not run
+# its program for (one already running on that CPU).
 sleeper_ok() {
-	local untimed
+	local untimed untraced
 	untimed=$(awk '/wakeups not timed/ { n += $2 } END { print n + 0 }' "$T/err")
-	sleeper_counted "$1" "$BLOCKED" $(( $(unseen_returns "$T/err") + untimed ))
+	untraced=$(awk '/ events not traced by .*: the kernel does not run a BPF program/ { n += $2 } END { print n + 0 }' "$T/err")
+	sleeper_counted "$1" "$BLOCKED" $(( $(unseen_returns "$T/err") + untimed + untraced ))
 }
 
 # Prints the total count of the histogram labelled "$1 = $2" in $T/out.
@@ -72,14 +75,16 @@ section_total() {
 	run cat "$T/out"
 	assert_line --partial "msecs               : count     distribution"
 	# Three spinners share CPU 0 with a sleeper: each waits for the others'
-	# slices, so most waits are 2 ms or more, and none near a second.
+	# slices, so most waits are 2 ms or more, and none near a second but
+	# those the workload's own clocks saw (a machine that held its threads
+	# off CPU 0 that long).
 	total=$(hist_total "$T/out")
 	long=$(awk '/ -> .* : [0-9]+ +\|/ && $1 >= 2 { n += $5 } END { print n + 0 }' "$T/out")
 	huge=$(awk '/ -> .* : [0-9]+ +\|/ && $1 >= 512 { n += $5 } END { print n + 0 }' "$T/out")
-	echo "total=$total long=$long huge=$huge"
+	echo "total=$total long=$long huge=$huge, $LONG of 512 ms or more by the workload's clocks"
 	[ "$total" -ge 150 ]
 	[ $((long * 100 / total)) -ge 40 ]
-	[ "$huge" -eq 0 ]
+	[ "$huge" -le "$LONG" ]
 }
 
 @test "runqlat -L counts every wakeup of the sleeper thread, labelled by tid" {
@@ -157,7 +162,7 @@ section_total() {
 
 @test "runqlat interval and count print that many reports, with -T times" {
 	require_bpf
-	run timeout 20 "$BIN/runqlat" -T 1 3
+	run timeout 120 "$BIN/runqlat" -T 1 3
 	assert_success
 	[ "$(grep -c 'usecs               : count     distribution' <<<"$output")" -eq 3 ]
 	[ "$(grep -cE '^[0-2][0-9]:[0-5][0-9]:[0-5][0-9]$' <<<"$output")" -eq 3 ]
@@ -169,8 +174,10 @@ section_total() {
 		: > "$T/out.$sig"
 		"$BIN/runqlat" > "$T/out.$sig" &
 		pid=$!
-		wait_for_line "$T/out.$sig" Tracing
-		sleep 0.5
+		wait_for_line "$T/out.$sig" Tracing 120
+		# A wait to count, whatever else runs: this shell's, woken by
+		# its child's exit.
+		/bin/true
 		kill -$sig $pid
 		wait $pid || fail "exit status $? on SIG$sig"
 		grep -q 'usecs               : count     distribution' "$T/out.$sig" ||
@@ -192,7 +199,7 @@ section_total() {
 @test "runqlat --pidnss labels by the PID namespace's inode" {
 	require_bpf
 	ns=$(readlink /proc/self/ns/pid | tr -dc 0-9)
-	run timeout 10 "$BIN/runqlat" --pidnss 1 1
+	run timeout 120 "$BIN/runqlat" --pidnss 1 1
 	assert_success
 	assert_line "pidns = $ns"
 }

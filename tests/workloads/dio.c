@@ -2,7 +2,10 @@
 /*
  * Test workload for biolatency: a known number of O_DIRECT reads or writes of
  * a known size, one at a time, so each is exactly one block request.
- * usage: dio PATH read|write COUNT SIZE [GAP_MS]   (GAP_MS: a pause after each)
+ * usage: dio PATH read|write COUNT SIZE [GAP_MS]
+ * GAP_MS: a pause after each, and a line "done SECONDS" for each request
+ * when it completed (CLOCK_REALTIME, as Prometheus's time): what rate the
+ * requests came at, by the workload's own clock, over any span of its run.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -37,9 +40,11 @@ int main(int argc, char **argv)
 			perror(writing ? "pwrite" : "pread");
 			return 1;
 		}
-		if (gap_ms) {
-			struct timespec ts = { gap_ms / 1000, gap_ms % 1000 * 1000000L };
+		if (argc == 6) {
+			struct timespec ts = { gap_ms / 1000, gap_ms % 1000 * 1000000L }, now;
 
+			clock_gettime(CLOCK_REALTIME, &now);
+			printf("done %ld.%09ld\n", (long)now.tv_sec, now.tv_nsec);
 			nanosleep(&ts, NULL);
 		}
 	}
