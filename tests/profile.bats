@@ -48,18 +48,31 @@ more_cpu() {
 
 # sampled_cpu PID MS: process PID, held (kill -STOP) while the tool that
 # samples it started, runs until it has had MS ms more of CPU and is held
-# again; prints the ms it had. That is what a tool sampling from before to
-# after could see of it, to the ms: the tool's start and report, and a
-# loaded machine's delays in between, fall while it is held.
+# again; sets SAMPLED_MS, the ms of CPU it had, and SAMPLED_WALL, the ms
+# it ran. That is what a tool sampling from before to after could see of
+# it, to the ms: the tool's start and report, and a loaded machine's delays
+# in between, fall while it is held.
 sampled_cpu() {
-	local before after
+	local before t0
 	before=$(cpu_ms "$1")
+	t0=$(date +%s%N)
 	kill -CONT "$1"
 	wait_cpu "$1" $((before + $2))
 	kill -STOP "$1"
+	SAMPLED_WALL=$(( ($(date +%s%N) - t0) / 1000000 ))
 	sleep 0.05	# the stop reaches a thread running on another CPU
-	after=$(cpu_ms "$1")
-	echo $((after - before))
+	SAMPLED_MS=$(( $(cpu_ms "$1") - before ))
+}
+
+# spread RATE CPU_MS WALL_MS: three standard deviations of the number of
+# samples a tool that samples each CPU RATE times a second takes of a
+# thread that had CPU_MS ms of CPU in WALL_MS ms. Each tick of its CPU's
+# timer finds it on the CPU or not: a draw, p = CPU_MS / WALL_MS, where a
+# loaded machine slices the thread among its other work (at a third of a
+# CPU, 198 samples +-17); none where it keeps its CPU.
+spread() {
+	awk -v f="$1" -v c="$2" -v w="$3" 'BEGIN { p = w > 0 ? c / w : 1; if (p > 1) p = 1
+		print int(3 * sqrt(f * w / 1000 * p * (1 - p)) + 0.5) }'
 }
 
 # Succeeds when $1 of $1 + $2 samples is 3/4 within 3 standard errors of
@@ -98,7 +111,7 @@ multiline_sum() {
 	# it stops.
 	kill -STOP "$WPID"
 	tool_start "$T/out" "$T/err" "$BIN/profile" -p "$WPID" -F 99
-	ms=$(sampled_cpu "$WPID" 2000)
+	sampled_cpu "$WPID" 2000
 	tool_stop || fail "profile failed: $(cat "$T/err")"
 	run cat "$T/out"
 	assert_line --index 0 "Sampling at 99 Hertz of PID $WPID by user + kernel stack... Hit Ctrl-C to end."
@@ -106,13 +119,16 @@ multiline_sum() {
 	alpha=$(multiline_sum "$T/out" bpfscope_spin_alpha)
 	beta=$(multiline_sum "$T/out" bpfscope_spin_beta)
 	total=$(multiline_sum "$T/out")
-	# One busy thread: about 99 samples per CPU second it used while sampled.
-	expected=$(( ms * 99 / 1000 ))
-	echo "alpha=$alpha beta=$beta total=$total expected~$expected"
+	# One busy thread: about 99 samples per CPU second it used while
+	# sampled, -20% +10%, or the draw's three standard deviations where a
+	# loaded machine sliced it.
+	expected=$(( SAMPLED_MS * 99 / 1000 ))
+	tol=$(spread 99 "$SAMPLED_MS" "$SAMPLED_WALL")
+	echo "alpha=$alpha beta=$beta total=$total expected~$expected +-$tol ($SAMPLED_MS ms of CPU in $SAMPLED_WALL)"
 	[ "$alpha" -gt 0 ]
 	[ "$beta" -gt 0 ]
-	[ "$total" -ge $((expected * 80 / 100)) ]
-	[ "$total" -le $((expected * 110 / 100 + 3)) ]
+	[ "$total" -ge $((expected - (tol > expected / 5 ? tol : expected / 5))) ]
+	[ "$total" -le $((expected + (tol > expected / 10 ? tol : expected / 10) + 3)) ]
 	# 3:1: alpha's share is 0.75 within 3 standard errors (0.09 at 198 samples).
 	check_share "$alpha" "$beta"
 	# Leaf first: the spinning function, then its callers up to main.
@@ -185,7 +201,9 @@ multiline_sum() {
 	assert_output 0
 	# The idle task gets samples in proportion to idle time, which other
 	# work on the machine may take: 49 Hz x the idle seconds /proc/stat
-	# counts (USER_HZ ticks). On CPU 0: some hypervisors stop an idle
+	# counts (USER_HZ ticks), with those it counts as waiting for I/O (the
+	# idle task runs then too: a machine writing to its disks has many).
+	# On CPU 0: some hypervisors stop an idle
 	# vCPU's timers, so that neither this tool nor perf record -C 1 gets a
 	# single sample of it (seen on this VM's CPU 1, never on CPU 0), and
 	# the whole machine's idle time, half of it on CPU 1, once left 23
@@ -194,18 +212,23 @@ multiline_sum() {
 	# (the idle time then, not sampled, once made a slow start fail). At
 	# least 2 s, and on until the idle time is worth 10 samples, two
 	# minutes at most: CI's emulators, at idle priority, run where the
-	# machine would idle, and once left CPU 0 none for 6 s.
+	# machine would idle, and once left CPU 0 none for 6 s. A machine whose
+	# every CPU is kept busy (make check-stress's load) leaves the idle
+	# task nothing to be sampled in: there, this test cannot be made.
+	hz=$(getconf CLK_TCK)
 	tool_start "$T/out" "$T/err" "$BIN/profile" -I -C 0 -F 49 -f
-	idle0=$(awk '/^cpu0 / { print $5; exit }' /proc/stat)
-	for ((k = 1; k <= 1200; k++)); do
+	idle0=$(awk '/^cpu0 / { print $5 + $6; exit }' /proc/stat)
+	t0=$SECONDS
+	while :; do
 		sleep 0.1
-		idle1=$(awk '/^cpu0 / { print $5; exit }' /proc/stat)
-		expected=$(( (idle1 - idle0) * 49 / $(getconf CLK_TCK) ))
-		[ "$k" -lt 20 ] || [ "$expected" -lt 10 ] || break
+		idle1=$(awk '/^cpu0 / { print $5 + $6; exit }' /proc/stat)
+		expected=$(( (idle1 - idle0) * 49 / hz ))
+		[ $((SECONDS - t0)) -lt 2 ] || [ "$expected" -lt 10 ] || break
+		[ $((SECONDS - t0)) -lt 120 ] || break
 	done
 	tool_stop
 	n=$(sum_matching '^swapper/0;')
-	echo "idle samples $n, idle time worth $expected"
+	echo "idle samples $n, idle time worth $expected in $((SECONDS - t0)) s"
 	[ "$expected" -ge 10 ]
 	[ $((n * 3)) -ge $((expected * 2 - 10)) ]
 	[ "$n" -le $((expected * 3 / 2 + 10)) ]
@@ -220,9 +243,9 @@ multiline_sum() {
 	# second it had while sampled (held while the tool starts and stops).
 	kill -STOP "$SPID"
 	tool_start "$T/out" "$T/err" "$BIN/profile" -C 1 -F 99 -f
-	ms=$(sampled_cpu "$SPID" 2000)
+	sampled_cpu "$SPID" 2000
 	tool_stop
-	expected=$(( ms * 99 / 1000 ))
+	expected=$(( SAMPLED_MS * 99 / 1000 ))
 	echo "samples $(sum_matching '^spin;'), expected ~$expected"
 	[ "$(sum_matching '^spin;')" -ge $((expected * 60 / 100)) ]
 }
@@ -267,7 +290,7 @@ multiline_sum() {
 	tool_start "$T/text" "$T/err.text" "$BIN/profile" -p "$WPID" -F 99
 	TPID2=$TPID
 	tool_start "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 99 -f
-	sampled_cpu "$WPID" 2000 > /dev/null
+	sampled_cpu "$WPID" 2000
 	tool_stop || fail "profile -f failed: $(cat "$T/err")"
 	TPID=$TPID2
 	TPID2=
@@ -281,13 +304,17 @@ multiline_sum() {
 	# clone3 under start_thread where the stack is walked by its CFI (libc has no frame pointers).
 	run grep -E '^profile_spin;(clone3;)?start_thread;ratio_thread;bpfscope_spin_alpha;burn [0-9]+$' "$T/folded"
 	assert_success
-	# Two profilers side by side see the same CPU time within 10 %.
+	# Two profilers side by side see the same CPU time within 10 %, or the
+	# two draws' spread where a loaded machine sliced the thread (each
+	# profiler's timers tick on their own).
 	f=$(folded_sum "$T/folded")
 	m=$(multiline_sum "$T/text")
-	echo "folded $f, multi-line $m"
+	tol=$(( $(spread 99 "$SAMPLED_MS" "$SAMPLED_WALL") * 1415 / 1000 ))
+	[ "$tol" -ge $((m / 10)) ] || tol=$((m / 10))
+	echo "folded $f, multi-line $m, +-$tol ($SAMPLED_MS ms of CPU in $SAMPLED_WALL)"
 	[ "$f" -gt 20 ]
-	[ $((f * 100 / m)) -ge 90 ]
-	[ $((f * 100 / m)) -le 110 ]
+	[ "$f" -ge $((m - tol)) ]
+	[ "$f" -le $((m + tol)) ]
 	check_share "$(folded_sum "$T/folded" alpha)" "$(folded_sum "$T/folded" beta)"
 }
 
@@ -348,13 +375,14 @@ multiline_sum() {
 	# time it had while sampled (held while the tool starts and stops).
 	kill -STOP "$WPID"
 	tool_start "$T/out" "$T/err" "$BIN/profile" -p "$WPID" -c 10000000 -f
-	ms=$(sampled_cpu "$WPID" 2000)
+	sampled_cpu "$WPID" 2000
 	tool_stop || fail "profile failed: $(cat "$T/err")"
 	n=$(folded_sum "$T/out")
-	expected=$((ms / 10))
-	echo "samples $n, expected ~$expected"
-	[ "$n" -ge $((expected * 75 / 100)) ]
-	[ "$n" -le $((expected * 110 / 100 + 3)) ]
+	expected=$((SAMPLED_MS / 10))
+	tol=$(spread 100 "$SAMPLED_MS" "$SAMPLED_WALL")
+	echo "samples $n, expected ~$expected +-$tol ($SAMPLED_MS ms of CPU in $SAMPLED_WALL)"
+	[ "$n" -ge $((expected - (tol > expected / 4 ? tol : expected / 4))) ]
+	[ "$n" -le $((expected + (tol > expected / 10 ? tol : expected / 10) + 3)) ]
 }
 
 @test "profile follows CPUs coming online and going away" {
