@@ -38,7 +38,7 @@ trace() {
 	: > "$T/err"
 	"$BIN/funclatency" "${@/#@PID/$WPID}" > "$T/out" 2> "$T/err" &
 	FPID=$!
-	wait_for_any Tracing 10 "$T/out" "$T/err"
+	wait_for_any Tracing 120 "$T/out" "$T/err"
 	kill -USR1 "$WPID"
 	wait "$WPID"
 	WORKPID=$WPID
@@ -64,7 +64,7 @@ trace_pair() {
 	: > "$T/err"
 	"$BIN/funclatency" "$@" > "$T/out" 2> "$T/err" &
 	FPID=$!
-	wait_for_line "$T/out" 'Tracing'
+	wait_for_line "$T/out" 'Tracing' 120
 	kill -USR1 "$WPID" "$OTHER"
 	wait "$WPID" "$OTHER"
 	WPID= OTHER=
@@ -111,9 +111,12 @@ slow_calls() {
 	require_bpf
 	trace "$F:fast_func"
 	[ "$(hist_total "$T/out")" -eq 1000 ]
-	# Only the uprobe round trip itself: microseconds; a preemption on a
-	# loaded machine may stretch a few calls past 1 ms, not more than 1%.
-	[ "$(rows_between 1048576)" -le 10 ]
+	# Only the uprobe round trip itself: microseconds; none of 2^20 ns or
+	# more but those the workload's own clock saw take that long around
+	# the call (a preemption inside it, on a loaded machine).
+	slow=$(awk '$1 == "fast" { print $2 }' "$T/work")
+	echo "$(rows_between 1048576) calls of 2^20 ns or more; the workload timed $slow"
+	[ "$(rows_between 1048576)" -le "$slow" ]
 	run grep 'nsecs               : count     distribution' "$T/out"
 	assert_success
 }
@@ -132,13 +135,17 @@ slow_calls() {
 	"$F" deep > "$T/work" &
 	WPID=$!
 	wait_for_line "$T/work" '^pid '
-	"$BIN/funclatency" -u -p "$WPID" -d 2 "$F:descend" > "$T/out" 2> "$T/err" &
+	"$BIN/funclatency" -u -p "$WPID" "$F:descend" > "$T/out" 2> "$T/err" &
 	FPID=$!
-	wait_for_any Tracing 10 "$T/out" "$T/err"
+	wait_for_any Tracing 120 "$T/out" "$T/err"
 	kill -USR1 "$WPID"
+	# The innermost call says it is there: all 41 entered.
+	wait_for_line "$T/work" '^bottom$' 120
+	kill -INT "$FPID"
 	wait "$FPID"
 	FPID=
-	# 41 calls entered, none returned (each waits 30 s): 32 held, 9 past -l's 32.
+	# 41 calls entered, none returned (the innermost waits to be killed):
+	# 32 held, 9 past -l's 32.
 	[ "$(hist_total "$T/out")" -eq 0 ]
 	run cat "$T/err"
 	assert_output "funclatency: 9 calls were not timed: none of the calls traced returned while traced (still running, or the kernel reported no return)"
@@ -197,7 +204,7 @@ slow_calls() {
 
 @test "funclatency -i and -d: a report per interval, then stop" {
 	require_bpf
-	run timeout 20 "$BIN/funclatency" -T -i 1 -d 3 "$F:fast_func"
+	run timeout 120 "$BIN/funclatency" -T -i 1 -d 3 "$F:fast_func"
 	assert_success
 	[ "$(grep -cE '^[0-2][0-9]:[0-5][0-9]:[0-5][0-9]$' <<<"$output")" -eq 3 ]
 }
@@ -205,7 +212,8 @@ slow_calls() {
 @test "funclatency on a kernel function attaches, or says exactly why it cannot" {
 	require_bpf
 	why="^funclatency: kernel has no kprobes and refuses fentry: cannot trace kernel functions such as 'do_nanosleep' \(user-space functions, LIB:FUNC, still work\)\$"
-	run timeout 10 "$BIN/funclatency" -d 1 do_nanosleep
+	run timeout 120 "$BIN/funclatency" -d 1 do_nanosleep
+	[ "$status" -ne 124 ] || fail "funclatency did not end in 120 s: $output"
 	if [ "$status" -ne 0 ]; then
 		# This machine: no kprobes, fentry refused.
 		assert_failure 1
@@ -286,7 +294,7 @@ slow_calls() {
 	: > "$T/err"
 	"$BIN/funclatency" -v -p "$WPID" "$T/ns/funcs:fast_func" > "$T/out" 2> "$T/err" &
 	FPID=$!
-	wait_for_line "$T/out" 'Tracing'
+	wait_for_line "$T/out" 'Tracing' 120
 	# The path as the process sees it, opened inside its root.
 	grep -q "uprobe and uretprobe on $T/ns/funcs:fast_func" "$T/err"
 	kill -USR1 "$WPID"
@@ -338,7 +346,7 @@ go_timed() {
 	: > "$T/err"
 	"$BIN/funclatency" "${@/#@GO/$GOBIN}" > "$T/out" 2> "$T/err" &
 	FPID=$!
-	wait_for_line "$T/out" 'Tracing' 10
+	wait_for_line "$T/out" 'Tracing' 120
 	"$GOBIN" "$mode" 2 > "$T/work" || fail "the Go program failed: $(cat "$T/work")"
 	kill -INT "$FPID"
 	wait "$FPID" || fail "funclatency failed: $(cat "$T/err")"

@@ -7,10 +7,13 @@
  *   jumpy() 40 times leaving it by longjmp() and 20 times returning from
  *   it after 1 ms, reads a pipe 100 times, and locks and unlocks a pthread
  *   mutex 200 times; prints "slow US" for each slow_func() call as timed
- *   here (a starved machine oversleeps), "slept US" for its 50 nanosleep()
- *   calls' time together, each timed around its call, and "done".
- * funcs deep -- as before, then descend(40): 41 nested calls, none of which
- *   returns for 30 s.
+ *   here (a starved machine oversleeps), "fast N" for the fast_func() calls
+ *   that took 2^20 ns or more timed here (a preemption inside the call),
+ *   "slept US" for its 50 nanosleep() calls' time together, each timed
+ *   around its call, and "done".
+ * funcs deep -- once released, descend(40): 41 nested calls; the innermost
+ *   prints "bottom" and waits until the test kills it (or its parent ends),
+ *   so none returns.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -18,6 +21,8 @@
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "lifetime.h"
 
 __attribute__((noinline)) void slow_func(void)
 {
@@ -43,11 +48,14 @@ __attribute__((noinline)) int recurse(int n)
 	return recurse(n - 1) + 1;
 }
 
-/* Calls itself @n deep, and waits 30 s at the bottom before any returns. */
+/* Calls itself @n deep, and says so at the bottom, where it waits to be killed. */
 __attribute__((noinline)) int descend(int n)
 {
-	if (n == 0)
-		return sleep(30);
+	if (n == 0) {
+		printf("bottom\n");
+		fflush(stdout);
+		return pause();	/* no handler: only a signal that kills it ends this */
+	}
 	return descend(n - 1) + 1;
 }
 
@@ -79,10 +87,12 @@ int main(int argc, char **argv)
 	printf("pid %d\n", getpid());
 	fflush(stdout);
 	sigwait(&set, &sig);
-	if (argc > 1)
+	if (argc > 1) {
+		lifetime("0");	/* until stopped */
 		return descend(40);
+	}
 
-	long slow_us[20], slept_us = 0;
+	long slow_us[20], slept_us = 0, fast_slow = 0;
 	struct timespec a, b;
 
 	for (int i = 0; i < 20; i++) {
@@ -92,8 +102,12 @@ int main(int argc, char **argv)
 		slow_us[i] = (b.tv_sec - a.tv_sec) * 1000000L + (b.tv_nsec - a.tv_nsec) / 1000;
 		slept_us += slow_us[i];
 	}
-	for (int i = 0; i < 1000; i++)
+	for (int i = 0; i < 1000; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &a);
 		sum = fast_func(sum);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		fast_slow += (b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) >= 1L << 20;
+	}
 	for (int i = 0; i < 10; i++) {
 		clock_gettime(CLOCK_MONOTONIC, &a);
 		sum += recurse(4);
@@ -118,6 +132,7 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < 20; i++)
 		printf("slow %ld\n", slow_us[i]);
+	printf("fast %ld\n", fast_slow);
 	printf("slept %ld\n", slept_us);
 	printf("done %d\n", sum);
 	return 0;
