@@ -35,8 +35,10 @@ VERSION   := $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.
 
 TOOLS     := $(sort $(patsubst tools/%.c,%,$(wildcard tools/*.c)))
 BINS      := $(addprefix $(OUTPUT)/bin/,$(TOOLS))
-COMMON_SRCS := $(wildcard common/*.c)
+COMMON_SRCS := $(wildcard common/*.c common/*/*.c)
 COMMON_OBJS := $(patsubst common/%.c,$(OUTPUT)/obj/common/%.o,$(COMMON_SRCS))
+COMMON_HDRS := $(wildcard common/*.h common/*/*.h)
+BPF_HDRS  := $(wildcard bpf/*.h bpf/*/*.h)
 
 CFLAGS    ?= -g -O2
 CFLAGS    += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
@@ -108,7 +110,7 @@ deps:
 deps-check:
 	@scripts/deps.sh check $(DEPS_GROUPS)
 
-$(OUTPUT)/obj/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/obj/bpf
+$(OUTPUT)/obj/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/obj/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@
@@ -124,7 +126,7 @@ $(OUTPUT)/skel/%.skel.h: $(OUTPUT)/obj/bpf/%.bpf.o | $(OUTPUT)/skel
 # opens its skeleton with those bytes where the kernel needs them.
 LEGACY_TOOLS := profile offcputime offwaketime readdirlat funclatency
 
-$(OUTPUT)/obj/bpf/%.legacy.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/obj/bpf
+$(OUTPUT)/obj/bpf/%.legacy.bpf.o: bpf/%.bpf.c $(BPF_HDRS) vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/obj/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DBPFSCOPE_LEGACY -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@
@@ -142,8 +144,9 @@ $(OUTPUT)/skel/%.legacy.h: $(OUTPUT)/obj/bpf/%.legacy.bpf.o $(OUTPUT)/skel/%.ske
 
 $(foreach t,$(LEGACY_TOOLS),$(eval $(OUTPUT)/obj/tools/$(t).o: $(OUTPUT)/skel/$(t).legacy.h))
 
-$(OUTPUT)/obj/common/%.o: common/%.c $(wildcard common/*.h) $(wildcard bpf/*.h) | $(OUTPUT)/obj/common $(SYSROOT_DONE) $(MHD_LIB)
+$(OUTPUT)/obj/common/%.o: common/%.c $(COMMON_HDRS) $(BPF_HDRS) | $(OUTPUT)/obj/common $(SYSROOT_DONE) $(MHD_LIB)
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 # The names of the target's system calls, from its own headers: SYSCALL(read) ...
@@ -162,7 +165,7 @@ $(OUTPUT)/libcommon.a: $(COMMON_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(OUTPUT)/obj/tools/%.o: tools/%.c $(OUTPUT)/skel/%.skel.h $(wildcard common/*.h) $(wildcard bpf/*.h) | $(OUTPUT)/obj/tools $(SYSROOT_DONE)
+$(OUTPUT)/obj/tools/%.o: tools/%.c $(OUTPUT)/skel/%.skel.h $(COMMON_HDRS) $(BPF_HDRS) | $(OUTPUT)/obj/tools $(SYSROOT_DONE)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 

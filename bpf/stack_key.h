@@ -33,7 +33,7 @@ enum proc_note_kind {
 	PROC_SEEN,		/* in a count for the first time: read its maps while it lives */
 	PROC_MAPS_CHANGED,	/* code where none was mapped when they were read: read them again */
 	PROC_EXEC,		/* just exec'd: read its maps ahead of its first sample */
-	PROC_RUNTIME_FRAME,	/* in a stack: a runtime's frame (@value), to name while it lives */
+	PROC_RUNTIME_FRAME,	/* in a stack: a runtime's frame (@value, @data), to name while it lives */
 	PROC_BINARY_WANTED,	/* a walk reached binary @value, whose rows wait to be asked for */
 	PROC_EXITED,		/* its last thread exited: the unwinder's rows for it may go */
 };
@@ -66,6 +66,7 @@ struct proc_note {
 	__u32 kind;		/* enum proc_note_kind */
 	__u32 pad;
 	__u64 value;
+	__u64 data;		/* a runtime frame's data slot (RUNTIME_DATA), 0 if none */
 };
 
 /* What a thread was doing in a count of profile --wall (0 elsewhere). */

@@ -4,68 +4,7 @@
 #define BPFSCOPE_STACKSTORE_BPF_H
 
 #include "stack_key.h"
-
-/*
- * Processes user space should read now (a struct proc_note each): seen
- * for the first time, so that their maps are read while they live (one
- * that exits before the report would otherwise be [unknown]); or running
- * code where nothing was mapped when their maps were read (dlopen).
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 64 * 1024);
-} new_pids SEC(".maps");
-
-static __always_inline void proc_announce_value(const struct proc_key *k, __u32 kind, __u64 value)
-{
-	struct proc_note e = { .proc = *k, .kind = kind, .value = value };
-
-	bpf_ringbuf_output(&new_pids, &e, sizeof(e), 0);
-}
-
-static __always_inline void proc_announce(const struct proc_key *k, __u32 kind)
-{
-	proc_announce_value(k, kind, 0);
-}
-
-/* Notes not sent, per CPU, by enum notes_lost_kind: said at exit (common/offcpu_opts.c). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, NOTES_LOST_KINDS);
-	__type(key, __u32);
-	__type(value, __u64);
-} notes_lost SEC(".maps");
-
-static __always_inline void notes_count_lost(__u32 kind)
-{
-	__u64 *lost = bpf_map_lookup_elem(&notes_lost, &kind);
-
-	if (lost)
-		(*lost)++;
-}
-
-/*
- * proc_announce(), counted when the ring is full: for the programs of
- * their own (exec, a new mapping's area). Not in the walk, where the
- * branch tripled the verifier's work on the sampling program (190 ms to
- * 600 ms here); those notes' processes are read at the next check.
- */
-static __always_inline void proc_announce_counted(const struct proc_key *k, __u32 kind)
-{
-	struct proc_note e = { .proc = *k, .kind = kind };
-
-	if (bpf_ringbuf_output(&new_pids, &e, sizeof(e), 0))
-		notes_count_lost(NOTES_LOST_FULL);
-}
-
-/* Where a stack is taken, before it is stored. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct stack_trace);
-} stack_scratch SEC(".maps");
-
+#include "walk.bpf.h"
 #include "unwind.bpf.h"
 
 /*
@@ -73,7 +12,6 @@ struct {
  * aim a forged stack's hash at another's.
  */
 const volatile __u64 stack_seed;
-
 
 /*
  * Stacks by a 64-bit hash of their frames. Not a stack trace map: with

@@ -5,7 +5,8 @@
 
 #include "stack_key.h"
 #include "unwind.h"
-#include "python.h"
+#include "walk.bpf.h"
+#include "runtimes/runtimes.bpf.h"
 
 /* Set by user space unless --unwind=fp: UNWIND_CFI_*. */
 const volatile __u32 unwind_cfi;
@@ -67,23 +68,6 @@ struct {
 	__type(value, __u32);
 } unwind_exit_notes SEC(".maps");
 
-/* How stacks were walked, per CPU: counted at every stack, never contended. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct unwind_counts);
-} unwind_counters SEC(".maps");
-
-#define UNWIND_COUNT(field)								\
-	do {										\
-		__u32 zero_ = 0;							\
-		struct unwind_counts *c_ = bpf_map_lookup_elem(&unwind_counters, &zero_);	\
-											\
-		if (c_)									\
-			c_->field++;							\
-	} while (0)
-
 #define UNWIND_BUILD_ID_SLOTS STACK_MAX_DEPTH
 
 struct {
@@ -93,102 +77,12 @@ struct {
 	__type(value, struct bpf_stack_build_id[UNWIND_BUILD_ID_SLOTS]);
 } unwind_build_id_scratch SEC(".maps");
 
-/*
- * A return address as code: on arm64, one signed by pointer authentication
- * (-mbranch-protection=standard, most arm64 distributions' default) carries
- * its signature in the bits above the 48 of user addresses, which the
- * kernel's own walk strips as well.
- */
-#if defined(__TARGET_ARCH_arm64)
-#define UNWIND_CODE(ra) ((ra) & ((1ULL << 48) - 1))
-#else
-#define UNWIND_CODE(ra) (ra)
-#endif
-
-/*
- * The stack pointer of each frame of the last walk on this CPU, beside its
- * address in the trace: where a frame's locals lie, between its own and
- * its caller's, for runtimes that keep state there (CPython's entry frames).
- */
-struct unwind_sps {
-	__u64 sp[STACK_MAX_DEPTH];
-};
-
-/*
- * How much of the stack one read takes: a read (bpf_probe_read_user())
- * costs some 40 ns whatever its size up to this, about what the rest of a
- * frame's step costs, where a frame needs one or two words (its return
- * address, its caller's frame pointer) and its callers' lie just above
- * it, frames being 16 to a few hundred bytes. A read starts
- * UNWIND_WINDOW_BELOW bytes below the word wanted, as the frame's other
- * words may lie below it (a frame pointer saved under its return
- * address), or at the frame's stack pointer if that is nearer.
- */
-#define UNWIND_WINDOW		256
-#define UNWIND_WINDOW_BELOW	64
-
-/*
- * Where a walk is: the registers of the frame it is in, and what it found.
- * It lies in this CPU's unwind_scratch, where each step (a call of
- * unwind_step_kept()) takes it up as the last left it: scalars only, as a
- * map cannot keep pointers.
- */
-struct unwind_walk {
-	__u64 ip, sp, fp;
-	__u64 ra;		/* arm64: the link register, until a frame's CFI says where it went */
-#if defined(__TARGET_ARCH_arm64)
-	__u64 g;		/* the first frame's x28, Go's g register */
-#endif
-	__u64 regs;		/* the first frame's registers (struct pt_regs *), until its step */
-	__u32 n;
-	__u8 exact;		/* ip is an exact address (the first frame, after a signal), not a return */
-	__u8 via_fp;		/* ip was read from a frame-pointer chain, not found by CFI */
-	__u8 done;
-	__u8 has_proc;		/* the process has an entry, looked up when a frame leaves @map */
-	__u8 lazy;		/* a frame was in a big library without rows yet (frame pointers) */
-	struct proc_key key;
-	/*
-	 * The last frame's mapping, copied: most callers are in their
-	 * callee's binary, whose frames then need neither the process's
-	 * entry nor a search of its mappings.
-	 */
-	struct unwind_mapping map;
-#ifndef BPFSCOPE_LEGACY
-	__u32 looked_up;	/* the kernel was asked for the mapping of an address */
-	struct unwind_mapping late;	/* what it said, if the binary is known: .n rows, or none */
-#endif
-	/* The stack read last: window[0, window_len) is what lies at window_lo. */
-	__u64 window_lo;
-	__u32 window_len;
-	__u8 window[UNWIND_WINDOW];
-};
-
-/* What a walk begins with: all its state but the window's bytes. */
-#define UNWIND_WALK_BEGIN __builtin_offsetof(struct unwind_walk, window)
-
 /* Where a walk writes, found again at each step. */
 struct unwind_out {
 	struct stack_trace *trace;
 	struct unwind_sps *sps;
 	struct unwind_counts *counts;	/* this CPU's */
 };
-
-/*
- * This CPU's walk: its frames' stack pointers, and its state between its
- * steps. One map, as each costs the tool a file descriptor (a tool run
- * under a low limit keeps them for binaries), and a step a lookup.
- */
-struct unwind_scratch {
-	struct unwind_sps sps;
-	struct unwind_walk walk;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct unwind_scratch);
-} unwind_scratch SEC(".maps");
 
 /* x86-64 register DWARF number @reg of @regs (UNWIND_CFA_REG). */
 static __always_inline bool unwind_reg(struct pt_regs *regs, __u32 reg, __u64 *val)
@@ -276,22 +170,6 @@ static __always_inline bool unwind_push(struct unwind_walk *st, struct unwind_ou
 	return true;
 }
 
-/*
- * The current thread's pointer: its pthread_t is there (x86-64) or just
- * above (arm64), Go's g just below (x86-64).
- */
-static __always_inline __u64 unwind_thread_pointer(void)
-{
-	struct task_struct *task = current_task();
-
-#if defined(__TARGET_ARCH_arm64)
-	return BPF_CORE_READ(task, thread.uw.tp_value);
-#else
-	return BPF_CORE_READ(task, thread.fsbase);
-#endif
-}
-
-#include "python.bpf.h"
 
 /*
  * Row @idx. Its chunk is looked up at each call (an array of maps' lookup
@@ -1076,7 +954,7 @@ static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_k
 	__builtin_memset(st, 0, UNWIND_WALK_BEGIN);
 	unwind_begin(st, regs, k);
 	st->has_proc = unwind_proc_of(k) != NULL;
-	py_start(k);
+	runtimes_start(k);
 	if (!st->ip)
 		return 0;
 	done = unwind_steps();
@@ -1084,7 +962,7 @@ static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_k
 		return -1;
 	counts->cfi++;
 	counts->lazy += st->lazy;
-	return py_merge(t, st->n);
+	return runtimes_merge(t, st->n);
 }
 
 #ifndef BPFSCOPE_LEGACY

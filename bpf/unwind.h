@@ -220,12 +220,29 @@ struct unwind_build_id {
 #define UNWIND_IS_FILE_FRAME(ip)	(((ip) >> 61) == 4)
 
 /*
- * A frame of an interpreted runtime (a Python function, bpf/python.h),
- * which the runtime encodes in the low 61 bits.
+ * A frame of an interpreted runtime (a Python function), its payload in
+ * the low 61 bits: the runtime's number in the top 3 (enum runtime_id),
+ * what that runtime makes of it in the other RUNTIME_FRAME_BITS
+ * (bpf/runtimes/).
  */
 #define UNWIND_RUNTIME_FRAME	(UNWIND_FILE_FRAME | 1ULL << 61)
 #define UNWIND_RUNTIME_PAYLOAD	((1ULL << 61) - 1)
 #define UNWIND_IS_RUNTIME_FRAME(ip)	(((ip) >> 61) == 5)
+
+enum runtime_id {
+	RUNTIME_NONE,
+	RUNTIME_PYTHON,		/* CPython: bpf/runtimes/python.h */
+	RUNTIMES,
+	/* Not a frame: the data of the runtime frame before it, which needs more than one slot. */
+	RUNTIME_DATA = 7,
+};
+
+#define RUNTIME_FRAME_BITS	58
+#define RUNTIME_FRAME(id, payload)							\
+	(UNWIND_RUNTIME_FRAME | (__u64)(id) << RUNTIME_FRAME_BITS |			\
+	 ((payload) & ((1ULL << RUNTIME_FRAME_BITS) - 1)))
+#define RUNTIME_FRAME_ID(v)	(((v) & UNWIND_RUNTIME_PAYLOAD) >> RUNTIME_FRAME_BITS)
+#define RUNTIME_FRAME_PAYLOAD(v)	((v) & ((1ULL << RUNTIME_FRAME_BITS) - 1))
 
 /* How user stacks were walked, for -v and the report at exit. */
 struct unwind_counts {

@@ -152,7 +152,8 @@ static void xml_text(FILE *f, const char *s)
 
 /*
  * Red for user code, orange for the kernel, green for JIT, aqua for inlined
- * calls, grey for the rest (flamegraph.pl's habit); Python's functions blue.
+ * calls, grey for the rest (flamegraph.pl's habit); Python's functions blue,
+ * containers and cgroups slate.
  * A wall-clock profile's states: on CPU red, runnable yellow, sleeping
  * blue, uninterruptible purple, the rest grey.
  */
@@ -189,6 +190,9 @@ static void colour(const struct node *n, char *buf, size_t size)
 		break;
 	case FRAME_SYSCALL:
 		snprintf(buf, size, "rgb(200,110,60)");
+		break;
+	case FRAME_CONTAINER:
+		snprintf(buf, size, "rgb(%u,%u,%u)", 120 + h % 30, 160 + (h >> 8) % 30, 160 + (h >> 16) % 30);
 		break;
 	case FRAME_USER:
 		/* Less green than the kernel's orange, so the two kinds stay apart. */

@@ -184,13 +184,15 @@ int offcpu__report_init(struct stackreport *r, const struct cli *cli, struct sym
 		.kernel_only = offcpu.kernel_only,
 		.delimit = offcpu.delimit,
 		.folded = offcpu.folded,
+		.containers = stack_opts.containers,
 		.svg = stack_opts.svg,
 		.pprof = stack_opts.pprof,
 		.pprof_dir = stack_opts.pprof_dir,
 		.pprof_keep = stack_opts.pprof_keep,
 		.profile = { .type = "offcpu", .unit = "microseconds", .period_type = "offcpu",
 			     .period_unit = "microseconds", .period = 1,
-			     .time_nanos = (int64_t)time(NULL) * 1000000000 },
+			     .time_nanos = (int64_t)time(NULL) * 1000000000,
+			     .container_frames = stack_opts.containers },
 	};
 	return r->stacks ? 0 : -ENOMEM;
 }
@@ -243,7 +245,7 @@ static int on_new_pid(void *ctx, void *data, size_t size)
 	if (e.kind == PROC_MAPS_CHANGED)
 		syms__refresh(ctx, &e.proc);
 	else if (e.kind == PROC_RUNTIME_FRAME)
-		syms__runtime_note(ctx, &e.proc, e.value);
+		syms__runtime_note(ctx, &e.proc, e.value, e.data);
 	else if (e.kind == PROC_EXEC)
 		syms__prefetch(ctx, &e.proc);
 	else if (e.kind == PROC_BINARY_WANTED)

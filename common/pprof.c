@@ -344,6 +344,19 @@ static bool through(const struct stackset *set, const struct stack *st, const ch
 	return false;
 }
 
+/* A sample's label @key = @value (profile.proto's Label: key and str, string indexes). */
+static void pb_label(struct pb *sample, struct strtab *t, const char *key, const char *value)
+{
+	struct pb l = {};
+
+	if (!value)
+		return;
+	pb_uint(&l, 1, str_index(t, key));
+	pb_uint(&l, 2, str_index(t, value));
+	pb_message(sample, 3, &l);
+	free(l.p);
+}
+
 int pprof__write(const struct stackset *set, FILE *f, const struct pprof_opts *o)
 {
 	struct strtab t = { .n = 1 };
@@ -366,8 +379,19 @@ int pprof__write(const struct stackset *set, FILE *f, const struct pprof_opts *o
 
 	/* Samples: location ids leaf first, as profile.proto wants them. */
 	for (size_t i = 0; i < stackset__len(set); i++) {
-		const struct stack *st = stackset__get(set, i);
+		const struct stack *st = stackset__get(set, i), *where = NULL;
 		struct pb ids_msg = {}, vals = {}, sample = {};
+		const struct frame *c = st->n ? stackset__frame(set, st->frames[0]) : NULL;
+		struct stack rest;
+
+		/* Where the process ran: the sample's labels, and a location only if asked. */
+		if (c && c->kind == FRAME_CONTAINER) {
+			where = st;
+			if (!o->container_frames) {
+				rest = (struct stack){ st->frames + 1, st->n - 1, st->value };
+				st = &rest;
+			}
+		}
 
 		if (st->n > ids_cap) {
 			uint64_t *x = realloc(ids, st->n * sizeof(*x));
@@ -388,6 +412,10 @@ int pprof__write(const struct stackset *set, FILE *f, const struct pprof_opts *o
 			pb_varint(&vals, through(set, st, o->type2_frame) ? st->value * o->scale : 0);
 		pb_message(&sample, 1, &ids_msg);	/* packed location_id */
 		pb_message(&sample, 2, &vals);		/* packed value */
+		if (where) {
+			pb_label(&sample, &t, "container", c->func);
+			pb_label(&sample, &t, "cgroup", c->file);
+		}
 		pb_message(&out, 2, &sample);
 		free(ids_msg.p);
 		free(vals.p);

@@ -22,6 +22,12 @@ struct pprof_opts {
 	int64_t period;
 	int64_t time_nanos;			/* start, since the epoch */
 	int64_t duration_nanos;
+	/*
+	 * A stack's container frame (FRAME_CONTAINER) is its sample's labels,
+	 * "container" and "cgroup"; and also its root location when this is
+	 * true (--containers).
+	 */
+	bool container_frames;
 };
 
 /* Writes the gzipped profile to @f; 0, or negative errno. */

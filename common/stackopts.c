@@ -13,6 +13,7 @@
 enum {
 	KEY_SVG = CLI_KEY_TOOL + 0x200, KEY_PPROF, KEY_UNWIND, KEY_UNWIND_MEMORY, KEY_DEBUGINFOD,
 	KEY_PPROF_DIR, KEY_PPROF_INTERVAL, KEY_PPROF_KEEP, KEY_SYMBOL_MEMORY, KEY_NO_DEMANGLE,
+	KEY_CONTAINERS,
 };
 
 struct stack_opts stack_opts = {
@@ -46,6 +47,10 @@ static const struct argp_option options[] = {
 	{ "no-demangle", KEY_NO_DEMANGLE, NULL, 0,
 	  "Print C++ and Rust functions by their symbols (mangled), not as the language "
 	  "writes them" },
+	{ "containers", KEY_CONTAINERS, NULL, 0,
+	  "Start each stack with where its process runs: its container ([container ID], the "
+	  "id docker, podman or Kubernetes gave it), else its cgroup; a flame graph splits "
+	  "by container. JSON and pprof carry it as a label either way" },
 	{},
 };
 
@@ -85,6 +90,9 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		break;
 	case KEY_NO_DEMANGLE:
 		stack_opts.no_demangle = true;
+		break;
+	case KEY_CONTAINERS:
+		stack_opts.containers = true;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -129,7 +137,7 @@ bool stack_opts__stdout_taken(void)
 	       (stack_opts.pprof && outfile__is_stdout(stack_opts.pprof));
 }
 
-struct syms *stack_opts__syms(void)
+struct syms *stack_opts__syms(const struct cli *cli)
 {
 	struct syms *s = syms__new();
 	int err;
@@ -140,6 +148,9 @@ struct syms *stack_opts__syms(void)
 	}
 	syms__set_budget(s, (uint64_t)stack_opts.symbol_memory_mb << 20);
 	syms__set_raw_names(s, stack_opts.no_demangle);
+	/* Where processes run is a label of JSON and pprof, and the root with --containers. */
+	if (stack_opts.containers || stack_opts.pprof || stack_opts.pprof_dir || cli->json)
+		syms__want_cgroups(s);
 	if (stack_opts.debuginfod) {
 		err = syms__use_debuginfod(s, stack_opts.debuginfod);
 		if (err) {

@@ -14,6 +14,7 @@ struct stack_opts {
 	unsigned int symbol_memory_mb;	/* --symbol-memory */
 	struct unwind_opts unwind;	/* --unwind, --unwind-memory */
 	bool no_demangle;		/* --no-demangle */
+	bool containers;		/* --containers */
 	bool unwind_given, unwind_memory_given, symbol_memory_given;
 	const char *pprof_dir;		/* --pprof-dir DIR: continuous profiles */
 	unsigned int pprof_interval;	/* --pprof-interval, seconds */
@@ -26,7 +27,7 @@ extern struct stack_opts stack_opts;
 /*
  * An argp group for cli's @group: --svg, --pprof, --pprof-dir,
  * --pprof-interval, --pprof-keep, --unwind, --unwind-memory, --debuginfod,
- * --symbol-memory, --no-demangle.
+ * --symbol-memory, --no-demangle, --containers.
  */
 extern const struct argp stack_opts_argp;
 
@@ -38,8 +39,13 @@ struct syms;
  */
 bool stack_opts__stdout_taken(void);
 
-/* A symbolizer as the options ask (its memory, debuginfod); NULL once said why. */
-struct syms *stack_opts__syms(void);
+struct cli;
+
+/*
+ * A symbolizer as the options ask (its memory, debuginfod, cgroups for the
+ * outputs that label by container); NULL once said why.
+ */
+struct syms *stack_opts__syms(const struct cli *cli);
 
 /* What a stack tool was asked to print, for stack_opts__warn_ignored(). */
 struct stack_view {

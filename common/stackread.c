@@ -10,7 +10,7 @@
 #include <bpf/bpf.h>
 
 #include "inlines.h"
-#include "runtime.h"
+#include "runtimes/runtime.h"
 #include "stackread.h"
 #include "unwind.h"
 #include "syms.h"
@@ -352,8 +352,14 @@ int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key
 		}
 		if (UNWIND_IS_RUNTIME_FRAME(addr)) {
 			struct runtime_frame rf;
+			__u64 data = 0;
 
-			if (syms__runtime_frame(st->syms, proc, addr, &rf))
+			/* Its data slot, where a runtime's frame takes two: one frame. */
+			if (i + 1 < n && UNWIND_IS_RUNTIME_FRAME(st->trace.ips[i + 1]) &&
+			    RUNTIME_FRAME_ID(st->trace.ips[i + 1]) == RUNTIME_DATA)
+				data = st->trace.ips[++i];
+			if (RUNTIME_FRAME_ID(addr) == RUNTIME_DATA ||
+			    syms__runtime_frame(st->syms, proc, addr, data, &rf))
 				out[k++] = (struct frame){ .name = PY_UNKNOWN_NAME, .kind = FRAME_UNKNOWN };
 			else
 				out[k++] = (struct frame){ .name = rf.name, .kind = FRAME_PYTHON,

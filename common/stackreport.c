@@ -115,9 +115,21 @@ const char *stackreport__state_name(unsigned int state)
 	return state < WALL_STATES && names[state] ? names[state] : NULL;
 }
 
+size_t stackreport__container(struct stackreport *r, const struct proc_key *proc,
+			      struct frame *out)
+{
+	const struct syms_cgroup *c = syms__cgroup(r->syms, proc);
+
+	if (!c)
+		return 0;
+	*out = (struct frame){ .name = c->frame, .kind = FRAME_CONTAINER, .func = c->container,
+			       .file = c->path };
+	return 1;
+}
+
 /*
- * struct stack_key's fold: comm; [state]; [sys_read] (profile --wall); user;
- * [-]; kernel, root first.
+ * struct stack_key's fold: [container]; comm; [state]; [sys_read] (profile
+ * --wall); user; [-]; kernel, root first.
  */
 static size_t key_fold(struct stackreport *r, const void *k, struct frame *out)
 {
@@ -128,6 +140,7 @@ static size_t key_fold(struct stackreport *r, const void *k, struct frame *out)
 	size_t n = stackreport__thread(r, &key->proc, key->user_stack, key->kernel_stack,
 				       leaf_first), o = 0;
 
+	o += stackreport__container(r, &key->proc, out);
 	out[o++] = (struct frame){ .name = key->comm, .kind = FRAME_ROOT };
 	if (state)
 		out[o++] = (struct frame){ .name = state, .kind = FRAME_STATE };
@@ -325,6 +338,12 @@ static int write_file(const struct stackset *set, const char *path, bool svg,
 	return err;
 }
 
+/* Is @f a frame of a JSON line's frames (the names are fields; where it runs, with --containers)? */
+static bool json_listed(const struct stackreport *r, const struct frame *f)
+{
+	return f->kind != FRAME_ROOT && (f->kind != FRAME_CONTAINER || r->containers);
+}
+
 /* A frame's name in a JSON line's frames, inlined calls marked as in folded output. */
 static void json_frame(struct json *j, const struct frame *f)
 {
@@ -343,7 +362,7 @@ int stackreport__print(struct stackreport *r)
 	static struct frame f[STACKREPORT_MAX_FRAMES];
 	const struct stackreport_ops *o = ops(r);
 	bool files = r->svg || r->pprof;
-	struct stackset *set = NULL;
+	struct stackset *set = NULL, *shown = NULL;
 	struct record **all = NULL;
 	size_t n = 0;
 	int err;
@@ -368,6 +387,15 @@ int stackreport__print(struct stackreport *r)
 			goto out;
 		}
 		stackset__sort(set);
+		/* Where processes run, a label in pprof, is a frame elsewhere only if asked. */
+		shown = set;
+		if (!r->containers && (r->folded || r->svg) && stackset__has(set, FRAME_CONTAINER))
+			shown = stackset__without(set, FRAME_CONTAINER);
+		if (!shown) {
+			err = -ENOMEM;
+			pr_err("cannot merge the stacks: %s", strerror(ENOMEM));
+			goto out;
+		}
 	}
 	if (r->pprof_dir) {
 		err = pprofdir__write(r->pprof_dir, set, &r->profile, r->pprof_keep);
@@ -379,7 +407,7 @@ int stackreport__print(struct stackreport *r)
 	if (r->folded) {
 		/* A failure is the run loop's to say, with the files still written. */
 		errno = 0;
-		err = stackset__write_folded(set, stdout);
+		err = stackset__write_folded(shown, stdout);
 		if (err && errno)
 			err = -errno;
 	} else if (!outfile__is_stdout(r->svg ? r->svg : "") &&
@@ -396,15 +424,20 @@ int stackreport__print(struct stackreport *r)
 			nf = o->fold(r, all[i]->key, f);
 			json__begin_line(&j, stdout);
 			o->json_fields(r, all[i]->key, all[i]->value, &j);
+			if (nf && f[0].kind == FRAME_CONTAINER) {
+				if (f[0].func)
+					json__str(&j, "container", f[0].func);
+				json__str(&j, "cgroup", f[0].file);
+			}
 			json__begin_array(&j, "frames");	/* root first, as in folded output */
 			for (size_t k = 0; k < nf; k++)
-				if (f[k].kind != FRAME_ROOT)	/* the names are fields */
+				if (json_listed(r, &f[k]))
 					json_frame(&j, &f[k]);
 			json__end_array(&j);
 			/* Beside the names, each frame's kind: what the name alone leaves unsaid. */
 			json__begin_array(&j, "kinds");
 			for (size_t k = 0; k < nf; k++)
-				if (f[k].kind != FRAME_ROOT)
+				if (json_listed(r, &f[k]))
 					json__str(&j, NULL, frame_kind__name(f[k].kind));
 			json__end_array(&j);
 			json__end_line(&j);
@@ -415,10 +448,12 @@ int stackreport__print(struct stackreport *r)
 	if (fflush(stdout) || ferror(stdout))
 		err = err ?: -(errno ? errno : EIO);
 	if (r->svg)
-		err = write_file(set, r->svg, true, r) ?: err;
+		err = write_file(shown, r->svg, true, r) ?: err;
 	if (r->pprof)
 		err = write_file(set, r->pprof, false, r) ?: err;
 out:
+	if (shown != set)
+		stackset__free(shown);
 	stackset__free(set);
 	for (size_t i = 0; i < n; i++)
 		free(all[i]);

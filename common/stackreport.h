@@ -55,6 +55,7 @@ struct stackreport {
 	bool delimit;			/* -d: "--" / "-" between kernel and user */
 	bool annotate_kernel;		/* -a: "_[k]" after kernel frames */
 	bool folded;			/* -f */
+	bool containers;		/* --containers: where each process runs starts its stacks */
 	const char *svg, *pprof;	/* --svg FILE, --pprof FILE; "-" is stdout */
 	/*
 	 * --pprof-dir: each report is a profile file in this directory, of
@@ -89,6 +90,15 @@ int stackreport__track(struct stackreport *r);
  */
 size_t stackreport__thread(struct stackreport *r, const struct proc_key *proc,
 			   __u64 user_stack, __u64 kernel_stack, struct frame *out);
+
+/*
+ * Where process @proc runs, as the frame before a stack's root
+ * (FRAME_CONTAINER), into @out: 1, or 0 when it is not known (nor asked
+ * for: stack_opts__syms()). A fold begins with it: JSON and pprof take it
+ * as a label, the other outputs as a frame only with --containers.
+ */
+size_t stackreport__container(struct stackreport *r, const struct proc_key *proc,
+			      struct frame *out);
 
 /* The frame that names a thread's state in profile --wall ("[sleeping]"); NULL for none. */
 const char *stackreport__state_name(unsigned int state);

@@ -197,6 +197,8 @@ const char *frame_kind__name(enum frame_kind kind)
 		return "state";
 	case FRAME_SYSCALL:
 		return "syscall";
+	case FRAME_CONTAINER:
+		return "container";
 	case FRAME_UNKNOWN:
 		break;
 	}
@@ -365,6 +367,48 @@ void stackset__sort(struct stackset *s)
 	}
 }
 
+bool stackset__has(const struct stackset *s, enum frame_kind kind)
+{
+	for (size_t i = 0; i < s->nframes; i++)
+		if (s->frames[i].kind == kind)
+			return true;
+	return false;
+}
+
+struct stackset *stackset__without(const struct stackset *s, enum frame_kind kind)
+{
+	struct stackset *out = stackset__new();
+	struct frame *f = NULL;
+	size_t cap = 0;
+
+	for (size_t i = 0; out && i < s->len; i++) {
+		const struct stack *st = &s->entries[i].stack;
+		size_t n = 0;
+
+		if (st->n > cap) {
+			struct frame *t = realloc(f, st->n * sizeof(*f));
+
+			if (!t)
+				goto fail;
+			f = t;
+			cap = st->n;
+		}
+		for (size_t k = 0; k < st->n; k++)
+			if (s->frames[st->frames[k]].kind != kind)
+				f[n++] = s->frames[st->frames[k]];
+		if (stackset__add(out, f, n, st->value))
+			goto fail;
+	}
+	free(f);
+	if (out)
+		stackset__sort(out);
+	return out;
+fail:
+	free(f);
+	stackset__free(out);
+	return NULL;
+}
+
 const struct stack *stackset__get(const struct stackset *s, size_t i)
 {
 	return i < s->len ? &s->entries[i].stack : NULL;
@@ -372,7 +416,8 @@ const struct stack *stackset__get(const struct stackset *s, size_t i)
 
 static bool spaced(enum frame_kind kind)
 {
-	return kind == FRAME_PYTHON || kind == FRAME_USER || kind == FRAME_INLINE;
+	return kind == FRAME_PYTHON || kind == FRAME_USER || kind == FRAME_INLINE ||
+	       kind == FRAME_CONTAINER;
 }
 
 int stackset__write_folded(const struct stackset *s, FILE *f)

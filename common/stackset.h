@@ -3,6 +3,7 @@
 #ifndef BPFSCOPE_STACKSET_H
 #define BPFSCOPE_STACKSET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,11 +19,18 @@ enum frame_kind {
 	FRAME_UNKNOWN,		/* "[unknown]", "[vdso]" (no symbol), "[Missed User Stack]", ... */
 	FRAME_STATE,		/* profile --wall: what the thread was doing, "[sleeping]" */
 	FRAME_SYSCALL,		/* profile --wall: the system call it left the CPU in, "[sys_read]" */
+	/*
+	 * Where the process runs, before its root: "[container 1a2b3c4d5e6f]"
+	 * (.func its whole id) or "[cgroup /system.slice/nginx.service]";
+	 * .file its cgroup's path. A label of the stack (pprof's, JSON's),
+	 * and its first frame only where asked (--containers).
+	 */
+	FRAME_CONTAINER,
 };
 
 /*
  * A kind's name in JSON: "user", "kernel", "jit", "inlined", "python",
- * "separator", "state", "syscall", "unknown".
+ * "separator", "state", "syscall", "container", "unknown".
  */
 const char *frame_kind__name(enum frame_kind kind);
 
@@ -70,6 +78,13 @@ size_t stackset__len(const struct stackset *s);
 const struct frame *stackset__frame(const struct stackset *s, uint32_t id);
 size_t stackset__frames(const struct stackset *s);
 uint64_t stackset__total(const struct stackset *s);
+
+/*
+ * Has any stack of @s a frame of @kind? Then stackset__without() makes a
+ * set without them, where stacks that differed only there are one.
+ */
+bool stackset__has(const struct stackset *s, enum frame_kind kind);
+struct stackset *stackset__without(const struct stackset *s, enum frame_kind kind);
 
 /* Orders stacks by value, largest first (ties by name), for every reader. */
 void stackset__sort(struct stackset *s);

@@ -11,7 +11,7 @@
 #include "inlines.h"
 #include "ksyms.h"
 #include "procfile.h"
-#include "runtime.h"
+#include "runtimes/runtime.h"
 #include "syms_priv.h"
 #include "tool.h"
 
@@ -82,6 +82,7 @@ void syms__free(struct syms *s)
 	}
 	if (s->vdso)
 		binary__free(s->vdso);
+	syms__cgroups_free(s);
 	ksyms__free(s->kernel);
 	debuginfo__free(s->debuginfo);
 	runtime_names__free(s->runtime_names);
@@ -174,7 +175,7 @@ static const struct runtime_binary *proc_runtime(struct syms *s, struct proc *p,
 	return NULL;
 }
 
-int syms__runtime_frame(struct syms *s, const struct proc_key *k, uint64_t v,
+int syms__runtime_frame(struct syms *s, const struct proc_key *k, uint64_t v, uint64_t data,
 			struct runtime_frame *out)
 {
 	struct proc *p = proc__find(s, k);
@@ -184,16 +185,16 @@ int syms__runtime_frame(struct syms *s, const struct proc_key *k, uint64_t v,
 	/* A process gone, or in another image now: only what was read while it was. */
 	if (p && !p->gone && !p->superseded && proc__same(s, p))
 		rb = proc_runtime(s, p, &bias);
-	return runtime_names__get(s->runtime_names, k, rb, bias, v, out);
+	return runtime_names__get(s->runtime_names, k, rb, bias, v, data, out);
 }
 
-void syms__runtime_note(struct syms *s, const struct proc_key *k, uint64_t v)
+void syms__runtime_note(struct syms *s, const struct proc_key *k, uint64_t v, uint64_t data)
 {
 	struct runtime_frame f;
 
 	if (!proc__find(s, k))
 		syms__track(s, k);
-	syms__runtime_frame(s, k, v, &f);
+	syms__runtime_frame(s, k, v, data, &f);
 }
 
 int syms__want(struct syms *s, const struct proc_key *p, uint64_t id)
@@ -302,6 +303,9 @@ void syms__warn_losses(const struct syms *s)
 	if (l->reused)
 		pr_warn("%llu processes exited and their pids were reused before their maps were "
 			"read: their frames are [unknown]", l->reused);
+	if (l->cgroups_full)
+		pr_warn("%llu processes have no container or cgroup in the outputs: more than %d "
+			"distinct cgroups", l->cgroups_full, CGROUP_LABELS_MAX);
 	if (l->execed)
 		pr_warn("%llu processes exec'd before their maps were read: the frames of what "
 			"they ran before are [unknown]", l->execed);

@@ -227,15 +227,35 @@ void syms__exited(struct syms *s, const struct proc_key *p);
 
 /*
  * Runtime frame @v (an interpreted function: unwind.h's
- * UNWIND_RUNTIME_FRAME) of process @p: its name, file and line, read from
- * the process now if not known yet (syms__runtime_note). 0, or -ENOENT.
+ * UNWIND_RUNTIME_FRAME), and its data slot @data (RUNTIME_DATA, where the
+ * runtime takes two; else 0), of process @p: its name, file and line,
+ * read from the process now if not known yet (syms__runtime_note). 0, or
+ * -ENOENT.
  */
 struct runtime_frame;
-int syms__runtime_frame(struct syms *s, const struct proc_key *p, uint64_t v,
+int syms__runtime_frame(struct syms *s, const struct proc_key *p, uint64_t v, uint64_t data,
 			struct runtime_frame *out);
 
-/* The BPF side saw runtime frame @v of @p: named now, while the process lives. */
-void syms__runtime_note(struct syms *s, const struct proc_key *p, uint64_t v);
+/* The BPF side saw runtime frame @v (with @data) of @p: named now, while the process lives. */
+void syms__runtime_note(struct syms *s, const struct proc_key *p, uint64_t v, uint64_t data);
+
+/* Where a process runs: its cgroup, and its container if a runtime made one. */
+struct syms_cgroup {
+	const char *path;	/* as the host sees it: "/system.slice/nginx.service" */
+	const char *container;	/* the id its runtime wrote into the path; NULL if none */
+	/* As a stack's root shows it: "[container 1a2b3c4d5e6f]", "[cgroup /user.slice]" */
+	const char *frame;
+};
+
+/*
+ * From now on, each process's cgroup is read with its maps, while it
+ * lives (processes gone before their report keep it): for the reports
+ * that label what they count by container.
+ */
+void syms__want_cgroups(struct syms *s);
+
+/* Process @p's cgroup, read with its maps; NULL when not known. */
+const struct syms_cgroup *syms__cgroup(struct syms *s, const struct proc_key *p);
 
 /* Says on stderr, at exit, what could not be read: files, perf maps, processes. */
 void syms__warn_losses(const struct syms *s);

@@ -16,7 +16,7 @@
 #include "inlines.h"
 #include "procfile.h"
 #include "procmaps.h"
-#include "runtime.h"
+#include "runtimes/runtime.h"
 #include "syms_priv.h"
 #include "tool.h"
 

@@ -6,7 +6,7 @@
 #include "gopclntab.h"
 #include "inlines.h"
 #include "ksyms.h"
-#include "runtime.h"
+#include "runtimes/runtime.h"
 #include "syms_priv.h"
 
 /*

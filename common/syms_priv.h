@@ -87,6 +87,8 @@ struct proc {
 	bool exited;		/* found exited by syms__forget_exited() */
 	bool superseded;	/* its process has exec'd since: not read again */
 	bool counted;		/* ... and its loss is in syms' losses */
+	bool cgroup_read;	/* its cgroup was looked for (syms__want_cgroups()) */
+	const struct syms_cgroup *cgroup;	/* ... and is this; NULL if not found */
 	/*
 	 * Which image the maps were read from, whatever exec_id asked: if a
 	 * later image's maps read the same, the exec had happened before.
@@ -114,7 +116,17 @@ struct losses {
 	unsigned long long unmapped;	/* binaries' tables let go as no process mapped them */
 	unsigned long long remapped;	/* ... read again when a process mapped them again */
 	unsigned long long unmapped_gone;	/* ... whose file was gone by then */
+	unsigned long long cgroups_full;	/* processes whose cgroup was not kept */
 };
+
+/* A cgroup processes run in, kept once for all of them (syms_proc.c). */
+struct cgroup_label {
+	struct cgroup_label *next;
+	struct syms_cgroup c;
+};
+
+/* Distinct cgroups kept at most: a host's services, containers and sessions. */
+#define CGROUP_LABELS_MAX 4096
 
 /*
  * Processes read at their exec and not yet in a stack that are kept, the
@@ -161,6 +173,9 @@ struct syms {
 	uint64_t forgets;		/* how many there were */
 	struct binary **recent;		/* binaries named since, to count again */
 	size_t nrecent, recent_cap;
+	bool want_cgroups;		/* syms__want_cgroups() */
+	struct cgroup_label *cgroups;	/* every one seen, ... */
+	size_t ncgroups;		/* ... this many */
 };
 
 /* syms_binary.c: binaries, each read once. */
@@ -207,6 +222,8 @@ const struct vma *proc__vma(const struct proc *p, uint64_t addr);
 /* Its /tmp/perf-PID.map, read the first time an address needs it. */
 void proc__load_jit(struct syms *s, struct proc *p);
 void proc__free(struct syms *s, struct proc *p);
+/* Frees the cgroups' labels, which processes point to. */
+void syms__cgroups_free(struct syms *s);
 
 /* syms_budget.c: the memory budget. */
 

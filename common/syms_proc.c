@@ -8,9 +8,10 @@
 #include <unistd.h>
 #include <sys/sysmacros.h>
 
+#include "container.h"
 #include "procfile.h"
 #include "procmaps.h"
-#include "runtime.h"
+#include "runtimes/runtime.h"
 #include "syms_priv.h"
 #include "tool.h"
 
@@ -344,6 +345,84 @@ static void read_maps(struct syms *s, struct proc *p)
 		observe_process(s, p);
 }
 
+void syms__want_cgroups(struct syms *s)
+{
+	s->want_cgroups = true;
+}
+
+/* The label of cgroup @path, kept once for every process in it; NULL when none can be. */
+static const struct syms_cgroup *cgroup_label(struct syms *s, const char *path)
+{
+	char id[CONTAINER_ID_LEN + 1];
+	struct cgroup_label *l;
+	bool contained;
+	int n;
+
+	for (l = s->cgroups; l; l = l->next)
+		if (!strcmp(l->c.path, path))
+			return &l->c;
+	if (s->ncgroups >= CGROUP_LABELS_MAX)
+		return NULL;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return NULL;
+	contained = container__id_of_path(path, id);
+	l->c.path = strdup(path);
+	l->c.container = contained ? strndup(id, CONTAINER_ID_LEN) : NULL;
+	n = contained ? asprintf((char **)&l->c.frame, "[container %.*s]", CONTAINER_SHORT_LEN, id) :
+			asprintf((char **)&l->c.frame, "[cgroup %s]", path);
+	if (n < 0)
+		l->c.frame = NULL;
+	if (!l->c.path || (contained && !l->c.container) || !l->c.frame) {
+		free((char *)l->c.path);
+		free((char *)l->c.container);
+		free((char *)l->c.frame);
+		free(l);
+		return NULL;
+	}
+	l->next = s->cgroups;
+	s->cgroups = l;
+	s->ncgroups++;
+	return &l->c;
+}
+
+/* @p's cgroup, read once, while it is the process it was (its start time checked after). */
+static void read_cgroup(struct syms *s, struct proc *p)
+{
+	char path[PATH_MAX];
+
+	if (!s->want_cgroups || p->cgroup_read || p->gone)
+		return;
+	p->cgroup_read = true;
+	if (container__cgroup_of(p->key.tgid, path, sizeof(path)) || !proc__same(s, p))
+		return;
+	p->cgroup = cgroup_label(s, path);
+	s->lost.cgroups_full += !p->cgroup;
+}
+
+const struct syms_cgroup *syms__cgroup(struct syms *s, const struct proc_key *k)
+{
+	struct proc *p = proc__find(s, k);
+
+	if (!p)
+		return NULL;
+	read_cgroup(s, p);
+	return p->cgroup;
+}
+
+void syms__cgroups_free(struct syms *s)
+{
+	for (struct cgroup_label *l = s->cgroups, *n; l; l = n) {
+		n = l->next;
+		free((char *)l->c.path);
+		free((char *)l->c.container);
+		free((char *)l->c.frame);
+		free(l);
+	}
+	s->cgroups = NULL;
+	s->ncgroups = 0;
+}
+
 /* Reads @k's process, seen in a stack (@seen) or at its exec. */
 static int track(struct syms *s, const struct proc_key *k, bool seen)
 {
@@ -373,6 +452,7 @@ static int track(struct syms *s, const struct proc_key *k, bool seen)
 		return -ESRCH;
 	}
 	read_maps(s, p);
+	read_cgroup(s, p);
 	if (seen)
 		place_for_jit(s, p);
 	return p->gone ? -ESRCH : 0;

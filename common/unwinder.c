@@ -14,7 +14,7 @@
 #include "elffile.h"
 #include "probe.h"
 #include "rowstore.h"
-#include "runtime.h"
+#include "runtimes/runtime.h"
 #include "syms.h"
 #include "tool.h"
 #include "unwinder.h"
@@ -154,7 +154,7 @@ int unwind__configure(const struct unwind_opts *o, const struct unwind_bpf *m, b
 		bpf_map__set_max_entries(procs, 1);
 		bpf_map__set_max_entries(m->build_ids, 1);
 		bpf_map__set_max_entries(m->files, 1);
-		bpf_map__set_max_entries(m->py_procs, 1);
+		bpf_map__set_max_entries(m->runtime_procs, 1);
 		return 0;
 	}
 	/* A quarter to the processes' mappings, at most what @processes need; rows the rest. */
@@ -170,8 +170,8 @@ int unwind__configure(const struct unwind_opts *o, const struct unwind_bpf *m, b
 		processes = 1;
 	bpf_map__set_max_entries(rows, chunks);
 	bpf_map__set_max_entries(procs, processes);
-	/* The legacy walk (before 5.17) merges no Python frames: that takes bpf_loop. */
-	bpf_map__set_max_entries(m->py_procs, tool__legacy_bpf() ? 1 : processes);
+	/* The legacy walk (before 5.17) merges no runtime's frames: that takes bpf_loop. */
+	bpf_map__set_max_entries(m->runtime_procs, tool__legacy_bpf() ? 1 : processes);
 	bpf_map__set_max_entries(m->build_ids, UNWIND_BUILD_IDS);
 	bpf_map__set_max_entries(m->files, UNWIND_BUILD_IDS);
 	pr_debug("user stacks: CFI (.eh_frame), frame pointers where there is none; room for "
@@ -986,7 +986,7 @@ struct unwinder *unwinder__new(struct syms *syms, const struct unwind_bpf *m)
 	u->procs_fd = bpf_map__fd(procs);
 	u->build_ids_fd = bpf_map__fd(m->build_ids);
 	u->files_fd = bpf_map__fd(m->files);
-	u->runtimes.py_procs_fd = tool__legacy_bpf() ? -1 : bpf_map__fd(m->py_procs);
+	u->runtimes.procs_fd = tool__legacy_bpf() ? -1 : bpf_map__fd(m->runtime_procs);
 	u->counts_fd = bpf_map__fd(m->counts);
 	u->exit_notes_fd = bpf_map__fd(m->exit_notes);
 	u->max_traced = bpf_map__max_entries(procs);

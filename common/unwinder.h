@@ -35,7 +35,7 @@ enum unwind_method unwind__parse_method(struct argp_state *state, const char *ar
 struct unwind_bpf {
 	struct bpf_map *rows, *procs, *build_ids, *files;
 	struct bpf_program *on_exec, *on_exit, *on_new_area;
-	struct bpf_map *py_procs;	/* the runtimes' (bpf/python.bpf.h) */
+	struct bpf_map *runtime_procs;	/* the runtimes' (bpf/runtimes/procs.bpf.h) */
 	struct bpf_map *counts;		/* struct unwind_counts, per CPU */
 	struct bpf_map *exit_notes;
 };
@@ -45,7 +45,7 @@ struct unwind_bpf {
 			      (skel)->maps.unwind_build_ids, (skel)->maps.unwind_files,     \
 			      (skel)->progs.stack_on_exec, (skel)->progs.stack_on_exit,     \
 			      (skel)->progs.stack_on_new_area,                              \
-			      (skel)->maps.py_procs, (skel)->maps.unwind_counters,          \
+			      (skel)->maps.runtime_procs, (skel)->maps.unwind_counters,     \
 			      (skel)->maps.unwind_exit_notes })
 
 /*

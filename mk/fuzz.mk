@@ -9,7 +9,7 @@ FUZZ_JOBS ?= 1
 FUZZ_PARSERS := 0 1 2 3 4 5 6 7 8 9 10 11
 FUZZ_SRCS := tests/fuzz/fuzz_syms.c $(COMMON_SRCS)
 
-$(OUTPUT)/fuzz/fuzz_syms: $(FUZZ_SRCS) $(wildcard common/*.h) $(OUTPUT)/skel/syscall_names.h \
+$(OUTPUT)/fuzz/fuzz_syms: $(FUZZ_SRCS) $(COMMON_HDRS) $(OUTPUT)/skel/syscall_names.h \
 		$(OUTPUT)/skel/ksym.skel.h
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)

@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 
 #include "cgroup.h"
+#include "container.h"
 #include "cli.h"
 #include "maps.h"
 #include "probe.h"
@@ -38,7 +39,8 @@ static const struct argp_option options[] = {
 	{ "flags", 'F', NULL, 0, "Print a histogram per set of I/O flags" },
 	{ "disk", 'd', "DISK", 0,
 	  "Trace this disk only: vda or /dev/vda (a partition means its disk)" },
-	{ "cgroup", 'c', "PATH", 0, "Trace I/O issued by tasks in this cgroup v2 only" },
+	{ "cgroup", 'c', "PATH", 0,
+	  "Trace I/O issued by tasks in this cgroup v2 only (or a container's, by its id)" },
 	{ "extension", 'e', NULL, 0, "Summarize average and total I/O time" },
 	{ NULL, 'j', NULL, 0, "JSON output (same as --json)" },
 	{},
@@ -372,12 +374,9 @@ static int configure(struct biolatency_bpf *obj)
 	if (env.cgroup) {
 		struct cgroup_target cg;
 
-		err = cgroup__resolve(env.cgroup, &cg);
-		if (err) {
-			pr_err("cgroup '%s' %s", env.cgroup,
-			       err == -ENOENT ? "not found" : "is not a cgroup v2 directory");
+		err = container__resolve(env.cgroup, &cg);
+		if (err)
 			return err;
-		}
 		obj->rodata->filter_cgroup = true;
 		obj->rodata->cgroup_id = cg.id;
 		obj->rodata->cgroup_level = cg.level;

@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 
 #include "cgroup.h"
+#include "container.h"
 #include "cli.h"
 #include "ksyms.h"
 #include "maps.h"
@@ -61,7 +62,8 @@ static const struct argp_option options[] = {
 	{ "milliseconds", 'm', NULL, 0, "Millisecond histogram" },
 	{ "function", 'F', NULL, 0, "Print a histogram per function" },
 	{ "regexp", 'r', NULL, 0, "PATTERN is a regular expression (else a shell wildcard)" },
-	{ "cgroup", 'c', "PATH", 0, "Trace tasks in this cgroup v2 only" },
+	{ "cgroup", 'c', "PATH", 0,
+	  "Trace tasks in this cgroup v2 only (or a container's, by its id)" },
 	{ "level", 'l', "LEVEL", 0, "Time nested or recursive calls up to LEVEL deep (1-32)" },
 	{ "kprobes", 'k', NULL, 0, "Use kprobes for kernel functions, not fentry" },
 	{ "method", KEY_METHOD, "METHOD", 0,
@@ -719,12 +721,9 @@ int main(int argc, char **argv)
 	if (env.cgroup) {
 		struct cgroup_target cg;
 
-		err = cgroup__resolve(env.cgroup, &cg);
-		if (err) {
-			pr_err("cgroup '%s' %s", env.cgroup,
-			       err == -ENOENT ? "not found" : "is not a cgroup v2 directory");
+		err = container__resolve(env.cgroup, &cg);
+		if (err)
 			goto out;
-		}
 		t.obj->rodata->filter_cgroup = true;
 		t.obj->rodata->cgroup_id = cg.id;
 		t.obj->rodata->cgroup_level = cg.level;

@@ -88,7 +88,7 @@ int main(int argc, char **argv)
 		return EXIT_RUNTIME;
 	if (offcpu__check_target() || offcpu__check_files(sizeof(struct stack_key)))
 		return EXIT_RUNTIME;
-	o.syms = stack_opts__syms();
+	o.syms = stack_opts__syms(&cli);
 	if (!o.syms)
 		return EXIT_RUNTIME;
 	o.obj = tool__open_skeleton(offcputime);

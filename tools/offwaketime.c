@@ -50,7 +50,8 @@ struct offwake {
 /*
  * bcc's fold: target name, the target's stack from its root down to where it
  * blocked, "--", then the waker's stack from where it woke the target back
- * up to its root, and the waker's name on top.
+ * up to its root, and the waker's name on top; before all, where the target
+ * runs (stackreport__container).
  */
 static size_t fold(struct stackreport *r, const void *k, struct frame *out)
 {
@@ -60,7 +61,7 @@ static size_t fold(struct stackreport *r, const void *k, struct frame *out)
 					key->target_kernel_stack, t);
 	size_t nw = stackreport__thread(r, &key->waker_proc, key->waker_user_stack,
 					key->waker_kernel_stack, w);
-	size_t n = 0;
+	size_t n = stackreport__container(r, &key->target_proc, out);
 
 	out[n++] = (struct frame){ .name = key->target, .kind = FRAME_ROOT };
 	for (size_t i = nt; i-- > 0;)
@@ -151,7 +152,7 @@ int main(int argc, char **argv)
 		return EXIT_RUNTIME;
 	if (offcpu__check_target() || offcpu__check_files(sizeof(struct offwake_key)))
 		return EXIT_RUNTIME;
-	o.syms = stack_opts__syms();
+	o.syms = stack_opts__syms(&cli);
 	if (!o.syms)
 		return EXIT_RUNTIME;
 	o.obj = tool__open_skeleton(offwaketime);

@@ -13,6 +13,7 @@
 #include "probe.h"
 
 #include "cgroup.h"
+#include "container.h"
 #include "cli.h"
 #include "offcpu_opts.h"
 #include "run.h"
@@ -54,7 +55,8 @@ static const struct argp_option options[] = {
 	{ "cpu", 'C', "CPU", 0, "Sample this CPU only" },
 	{ "stack-storage-size", KEY_STACK_STORAGE, "SIZE", 0, "Stack traces kept (default 16384)" },
 	{ "hash-storage-size", KEY_HASH_STORAGE, "SIZE", 0, "Distinct stacks counted (default 40960)" },
-	{ "cgroup", KEY_CGROUP, "PATH", 0, "Profile tasks in this cgroup v2 (and below) only" },
+	{ "cgroup", KEY_CGROUP, "PATH", 0,
+	  "Profile tasks in this cgroup v2 (and below) only, or a container's, by its id" },
 	{ "cycles", KEY_CYCLES, NULL, 0, "Sample CPU cycles (hardware) instead of the CPU clock" },
 	{ "wall", KEY_WALL, NULL, 0,
 	  "Wall-clock profile: each thread's whole time, on CPU and off, by its state, in microseconds" },
@@ -323,7 +325,7 @@ int main(int argc, char **argv)
 				   (sizeof(struct stack_key) + sizeof(__u64) + STACKREAD_MAP_OVERHEAD) *
 				   (stack_opts.pprof_dir ? 2 : 1)))
 		return EXIT_RUNTIME;
-	p.syms = stack_opts__syms();
+	p.syms = stack_opts__syms(&cli);
 	if (!p.syms)
 		return EXIT_RUNTIME;
 	p.obj = tool__open_skeleton(profile);
@@ -341,12 +343,9 @@ int main(int argc, char **argv)
 	if (env.cgroup) {
 		struct cgroup_target cg;
 
-		err = cgroup__resolve(env.cgroup, &cg);
-		if (err) {
-			pr_err("cgroup '%s' %s", env.cgroup,
-			       err == -ENOENT ? "not found" : "is not a cgroup v2 directory");
+		err = container__resolve(env.cgroup, &cg);
+		if (err)
 			goto out;
-		}
 		p.obj->rodata->filter_cgroup = true;
 		p.obj->rodata->cgroup_id = cg.id;
 		p.obj->rodata->cgroup_level = cg.level;
@@ -423,6 +422,7 @@ int main(int argc, char **argv)
 		.delimit = env.delimit && !env.no_delimit,
 		.annotate_kernel = env.annotate,
 		.folded = env.folded,
+		.containers = stack_opts.containers,
 		.svg = stack_opts.svg,
 		.pprof = stack_opts.pprof,
 		.pprof_dir = stack_opts.pprof_dir,
@@ -435,6 +435,7 @@ int main(int argc, char **argv)
 			.period_type = ns ? "cpu" : "cycles", .period_unit = ns ? "nanoseconds" : "count",
 			.period = ns ? (int64_t)ns : (int64_t)env.period,
 			.time_nanos = start_wall,
+			.container_frames = stack_opts.containers,
 		},
 	};
 	if (env.wall) {
@@ -446,7 +447,7 @@ int main(int argc, char **argv)
 			.type2 = "cpu", .unit2 = "nanoseconds", .scale = 1000,
 			.type2_frame = stackreport__state_name(WALL_RUNNING), .default_type = "wall",
 			.period_type = "wall", .period_unit = "nanoseconds", .period = (int64_t)ns,
-			.time_nanos = start_wall,
+			.time_nanos = start_wall, .container_frames = stack_opts.containers,
 		};
 	}
 	if (!p.report.stacks) {

@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 
 #include "cgroup.h"
+#include "container.h"
 #include "cli.h"
 #include "histogram.h"
 #include "report.h"
@@ -35,7 +36,8 @@ static const struct argp_option options[] = {
 	{ "tids", 'L', NULL, 0, "Print a histogram per thread ID" },
 	{ "pidnss", KEY_PIDNSS, NULL, 0, "Print a histogram per PID namespace" },
 	{ "pid", 'p', "PID", 0, "Trace this PID only" },
-	{ "cgroup", 'c', "PATH", 0, "Trace tasks in this cgroup v2 (and below) only" },
+	{ "cgroup", 'c', "PATH", 0,
+	  "Trace tasks in this cgroup v2 (and below) only, or a container's, by its id" },
 	{},
 };
 
@@ -191,17 +193,10 @@ static int configure(struct runqlat_bpf *obj)
 
 	if (env.cgroup) {
 		struct cgroup_target cg;
-		int err = cgroup__resolve(env.cgroup, &cg);
+		int err = container__resolve(env.cgroup, &cg);
 
-		if (err == -ENOENT) {
-			pr_err("cgroup '%s' not found", env.cgroup);
+		if (err)
 			return err;
-		}
-		if (err) {
-			pr_err("'%s' is not a cgroup v2 directory (cgroup2 is mounted at %s)",
-			       env.cgroup, cgroup__mountpoint() ?: "nowhere");
-			return err;
-		}
 		obj->rodata->filter_cgroup = true;
 		obj->rodata->cgroup_id = cg.id;
 		obj->rodata->cgroup_level = cg.level;

@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "cfi.h"
-#include "cpython.h"
+#include "runtimes/cpython.h"
 #include "demangle.h"
 #include "debuginfo.h"
 #include "elffile.h"

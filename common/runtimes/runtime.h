@@ -14,7 +14,7 @@
 
 /*
  * An interpreter as one binary holds it (CPython: python3.X, or
- * libpython3.X.so). Each runtime (common/cpython.c) tells its own.
+ * libpython3.X.so). Each runtime (common/runtimes/) tells its own.
  */
 struct runtime_binary;
 
@@ -22,9 +22,9 @@ struct runtime_binary;
 struct runtime_binary *runtime__probe(int fd, Elf *elf, const char *path);
 void runtime__binary_free(struct runtime_binary *rb);
 
-/* The runtimes' maps in a stack tool's BPF object (bpf/python.bpf.h). */
+/* The runtimes' map in a stack tool's BPF object (bpf/runtimes/procs.bpf.h). */
 struct runtime_bpf {
-	int py_procs_fd;
+	int procs_fd;		/* -1: none (the legacy walk merges no runtime's frames) */
 };
 
 /*
@@ -68,12 +68,13 @@ void runtime_names__set_limit(struct runtime_names *n, size_t bytes);
 size_t runtime_names__bytes(const struct runtime_names *n);
 
 /*
- * Runtime frame @v (unwind.h's UNWIND_RUNTIME_FRAME) of process @p, whose
- * interpreter is @rb at load bias @bias (NULL: not known now, so only a
- * name read before will do). 0, or -ENOENT: not to be named.
+ * Runtime frame @v (unwind.h's UNWIND_RUNTIME_FRAME) and its data slot
+ * @data (0 for none) of process @p, whose interpreter is @rb at load bias
+ * @bias (NULL: not known now, so only a name read before will do). 0, or
+ * -ENOENT: not to be named.
  */
 int runtime_names__get(struct runtime_names *n, const struct proc_key *p,
-		       const struct runtime_binary *rb, uint64_t bias, uint64_t v,
+		       const struct runtime_binary *rb, uint64_t bias, uint64_t v, uint64_t data,
 		       struct runtime_frame *out);
 
 /* Forgets the names of the processes for which @gone says yes. */

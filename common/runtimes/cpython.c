@@ -7,9 +7,11 @@
 #include <sys/uio.h>
 
 #include "cfi.h"
-#include "cpython.h"
 #include "disasm.h"
 #include "elffile.h"
+#include "runtimes/cpython.h"
+#include "runtimes/runtime.h"
+#include "runtimes/seam.h"
 #include "tool.h"
 
 struct py_binary {
@@ -435,7 +437,6 @@ void python__bpf_proc(const struct py_binary *pb, uint64_t bias, uint32_t id,
 		      struct py_proc *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->exec_id = UNWIND_EXEC_ANY;
 	out->runtime = pb->runtime + bias;
 	out->code_type = pb->code_type + bias;
 	out->l = pb->l;
@@ -768,3 +769,90 @@ void py_names__warn_losses(const struct py_names *n)
 			"%zu MiB of their names (a quarter of --symbol-memory)", n->full,
 			PY_NAMES_MAX, n->limit >> 20);
 }
+
+/* The seam's calls (seam.h), over this room's own types. */
+
+static void *probe(int fd, Elf *elf, const char *path)
+{
+	return python__probe(fd, elf, path);
+}
+
+static void binary_free(void *b)
+{
+	python__binary_free(b);
+}
+
+static void bpf_proc(const void *b, uint64_t bias, uint32_t id, struct runtime_proc *out)
+{
+	python__bpf_proc(b, bias, id, &out->py);
+}
+
+static bool trampolines(const void *b, pid_t pid, uint64_t start, uint64_t end,
+			struct unwind_row *row)
+{
+	return python__trampolines(b, pid, start, end, row);
+}
+
+/* CPython -X perf's "py::function:file" in a perf map: repeats the Python frame beside it. */
+static bool trampoline_name(const char *name)
+{
+	return !strncmp(name, "py::", 4);
+}
+
+static void *names_new(void)
+{
+	return py_names__new();
+}
+
+static void names_free(void *n)
+{
+	py_names__free(n);
+}
+
+static void names_set_limit(void *n, size_t bytes)
+{
+	py_names__set_limit(n, bytes);
+}
+
+static size_t names_bytes(const void *n)
+{
+	return py_names__bytes(n);
+}
+
+static int frame_name(void *n, const struct proc_key *p, const void *b, uint64_t bias, uint64_t v,
+		      uint64_t data, struct runtime_frame *out)
+{
+	const struct py_name *pn = py_names__get(n, p, b, bias, v);
+
+	if (!pn)
+		return -ENOENT;
+	*out = (struct runtime_frame){ pn->name, pn->func, pn->file, pn->line };
+	return 0;
+}
+
+static void forget(void *n, bool (*gone)(void *ctx, const struct proc_key *p), void *ctx)
+{
+	py_names__forget(n, gone, ctx);
+}
+
+static void warn_losses(const void *n)
+{
+	py_names__warn_losses(n);
+}
+
+const struct runtime_ops python_runtime = {
+	.name = "python",
+	.id = RUNTIME_PYTHON,
+	.probe = probe,
+	.binary_free = binary_free,
+	.bpf_proc = bpf_proc,
+	.trampolines = trampolines,
+	.trampoline_name = trampoline_name,
+	.names_new = names_new,
+	.names_free = names_free,
+	.names_set_limit = names_set_limit,
+	.names_bytes = names_bytes,
+	.frame_name = frame_name,
+	.forget = forget,
+	.warn_losses = warn_losses,
+};

@@ -11,7 +11,7 @@
 
 #include "stack_key.h"
 #include "unwind.h"
-#include "python.h"
+#include "runtimes/python.h"
 
 /* CPython as one binary (python3.X, libpython3.X.so) holds it. */
 struct py_binary;
@@ -67,7 +67,7 @@ void py_names__set_limit(struct py_names *n, size_t bytes);
 size_t py_names__bytes(const struct py_names *n);
 
 /*
- * Frame @v (bpf/python.h) of process @p, whose interpreter is @pb at load
+ * Frame @v (bpf/runtimes/python.h) of process @p, whose interpreter is @pb at load
  * bias @bias: its name, read from the process's memory now if not known
  * yet, and kept. NULL when it cannot be (the process is gone, or the code
  * object is no longer the one the frame was taken from).

@@ -3,15 +3,9 @@
 #ifndef BPFSCOPE_PYTHON_BPF_H
 #define BPFSCOPE_PYTHON_BPF_H
 
-#include "python.h"
-
-/* Processes running CPython that user space found, by tgid. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct py_proc);
-} py_procs SEC(".maps");
+#include "walk.bpf.h"
+#include "runtimes/procs.bpf.h"
+#include "runtimes/python.h"
 
 /*
  * Each thread's PyThreadState, by pid_tgid, once found in its
@@ -264,7 +258,7 @@ static __always_inline void py_announce(const struct proc_key *k, __u64 v)
 	if (*slot == tag)
 		return;
 	*slot = tag;
-	proc_announce_value(k, PROC_RUNTIME_FRAME, v);
+	proc_announce_frame(k, v, 0);
 }
 
 /* Appends @v to the merged stack, if there is room. */
@@ -587,25 +581,17 @@ static __always_inline int py_merge(struct stack_trace *t, int n)
 __noinline int py_start(const struct proc_key *k)
 {
 	struct py_scratch *s = py_state();
-	struct py_proc *py;
-	__u32 tgid;
+	struct runtime_proc *p;
 
 	if (!s)
 		return 0;
 	s->active = 0;
 	if (!k)
 		return 0;
-	tgid = k->tgid;
-	py = bpf_map_lookup_elem(&py_procs, &tgid);
-	if (!py)
+	p = runtime_proc_of(k, RUNTIME_PYTHON);
+	if (!p)
 		return 0;
-	if (py->exec_id == UNWIND_EXEC_ANY) {
-		py->start_ns = k->start_ns;
-		py->exec_id = k->exec_id;
-	}
-	if (py->exec_id != k->exec_id || py->start_ns != k->start_ns)
-		return 0;
-	s->proc = *py;
+	s->proc = p->py;
 	s->key = *k;
 	s->ns_tid = py_ns_tid();
 	py_first_frame(s);

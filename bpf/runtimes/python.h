@@ -3,6 +3,8 @@
 #ifndef BPFSCOPE_PYTHON_H
 #define BPFSCOPE_PYTHON_H
 
+#include "unwind.h"
+
 /*
  * The code ranges of the interpreter loop, _PyEval_EvalFrameDefault: its
  * symbol's, and the cold parts the compiler split from it, which have no
@@ -59,11 +61,8 @@ struct py_layout {
 	__u8 pad[1];
 };
 
-/* One process's interpreter, by its tgid: what the walk starts from. */
+/* One process's interpreter (struct runtime_proc's): what the walk starts from. */
 struct py_proc {
-	__u32 exec_id;		/* the image it describes, as struct unwind_proc */
-	__u32 pad;
-	__u64 start_ns;
 	__u64 runtime;		/* &_PyRuntime */
 	__u64 code_type;	/* &PyCode_Type: what every code object's type is */
 	__u64 eval[PY_EVAL_RANGES][2];	/* [start, end) as file frames (unwind.h) */
@@ -72,16 +71,16 @@ struct py_proc {
 
 /*
  * A Python frame in a stack: its code object's address (8-aligned, 48
- * bits) and a 16-bit check of what that code object names (its name,
+ * bits) and a 13-bit check of what that code object names (its name,
  * file and first line), in the payload of a runtime frame (unwind.h).
  * The check lets user space tell a code object from another allocated
  * where a freed one was.
  */
-#define PY_FRAME_CHECK_BITS 16
-#define PY_FRAME(code, check)	(UNWIND_RUNTIME_FRAME |					\
-				 ((code) >> 3) << PY_FRAME_CHECK_BITS |			\
-				 ((check) & ((1 << PY_FRAME_CHECK_BITS) - 1)))
-#define PY_FRAME_CODE(v)	((((v) & UNWIND_RUNTIME_PAYLOAD) >> PY_FRAME_CHECK_BITS) << 3)
+#define PY_FRAME_CHECK_BITS 13
+#define PY_FRAME(code, check)	RUNTIME_FRAME(RUNTIME_PYTHON,				\
+				      ((code) >> 3) << PY_FRAME_CHECK_BITS |		\
+				      ((check) & ((1 << PY_FRAME_CHECK_BITS) - 1)))
+#define PY_FRAME_CODE(v)	((RUNTIME_FRAME_PAYLOAD(v) >> PY_FRAME_CHECK_BITS) << 3)
 #define PY_FRAME_CHECK(v)	((v) & ((1 << PY_FRAME_CHECK_BITS) - 1))
 /* Code objects above this are not encodable (a 57-bit address space's upper part). */
 #define PY_CODE_MAX		(1ULL << 48)

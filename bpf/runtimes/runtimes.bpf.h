@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* The runtimes the native walk hands its stack to: each puts its interpreter's functions in place of the loop that runs them. */
+#ifndef BPFSCOPE_RUNTIMES_BPF_H
+#define BPFSCOPE_RUNTIMES_BPF_H
+
+#include "walk.bpf.h"
+#include "runtimes/python.bpf.h"
+
+/* A walk of process @k begins: a runtime that runs there readies its part. */
+static __always_inline void runtimes_start(const struct proc_key *k)
+{
+	py_start(k);
+}
+
+/*
+ * The native walk of @n frames is in @t (this CPU's stack_scratch): each
+ * runtime's frames take the place of its interpreter's. The new depth.
+ */
+static __always_inline int runtimes_merge(struct stack_trace *t, int n)
+{
+	return py_merge(t, n);
+}
+
+#endif

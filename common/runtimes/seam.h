@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* What each runtime gives the seam (runtime.c): its calls, over types of its own. */
+#ifndef BPFSCOPE_SEAM_H
+#define BPFSCOPE_SEAM_H
+
+#include <gelf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "stack_key.h"
+#include "unwind.h"
+#include "runtimes/runtime_proc.h"
+
+struct runtime_frame;
+
+/*
+ * One runtime. @binary is its own view of one of its interpreters' binaries,
+ * @names its store of the names of its frames: the seam hands each back to
+ * the runtime it came from, and to no other.
+ */
+struct runtime_ops {
+	const char *name;	/* "python": BPFSCOPE_DISABLE=NAME leaves it native */
+	enum runtime_id id;	/* its frames' and process entries' number */
+
+	/* Is the ELF file open on @fd (@elf), at @path, one of its interpreters? */
+	void *(*probe)(int fd, Elf *elf, const char *path);
+	void (*binary_free)(void *binary);
+	/* What its BPF walk needs of a process that maps @binary at load bias @bias. */
+	void (*bpf_proc)(const void *binary, uint64_t bias, uint32_t id, struct runtime_proc *out);
+	/* Optional: is [@start, @end) of process @pid its trampolines? (runtime__trampolines) */
+	bool (*trampolines)(const void *binary, pid_t pid, uint64_t start, uint64_t end,
+			    struct unwind_row *row);
+	/* Optional: is a perf map's @name one of its trampolines? */
+	bool (*trampoline_name)(const char *name);
+
+	void *(*names_new)(void);
+	void (*names_free)(void *names);
+	void (*names_set_limit)(void *names, size_t bytes);
+	size_t (*names_bytes)(const void *names);
+	/* Frame @v (and its @data slot) of process @p (@binary NULL: not known now): 0, or -ENOENT. */
+	int (*frame_name)(void *names, const struct proc_key *p, const void *binary, uint64_t bias,
+			  uint64_t v, uint64_t data, struct runtime_frame *out);
+	void (*forget)(void *names, bool (*gone)(void *ctx, const struct proc_key *p), void *ctx);
+	void (*warn_losses)(const void *names);
+};
+
+/* The runtimes (each its own room: cpython.c). */
+extern const struct runtime_ops python_runtime;
+
+#endif
