@@ -3,7 +3,9 @@
 # `make demo`: every tool for a few seconds against a small workload of its
 # own, each under a heading that says what the tool answers, then the files
 # written and how to open them. DEMO_SECONDS (default 4) sets how long each
-# tool traces; Ctrl-C stops the demo, and each tool, cleanly.
+# tool traces a workload that runs on its own; one that does a fixed work is
+# traced until it is done, however slowly a loaded machine runs it. Ctrl-C
+# stops the demo, and each tool, cleanly.
 set -u
 cd "$(dirname "$0")/.."
 
@@ -64,11 +66,11 @@ bg() {
 }
 
 # wait_line REGEX FILE...: until one of the FILEs has a line matching REGEX
-# (10 s at most).
+# (a minute at most: a tool's start takes a loaded machine seconds).
 wait_line() {
 	local re=$1 i
 	shift
-	for ((i = 0; i < 100; i++)); do
+	for ((i = 0; i < 600; i++)); do
 		grep -qE "$re" "$@" 2> /dev/null && return 0
 		sleep 0.1
 	done
@@ -76,7 +78,8 @@ wait_line() {
 }
 
 # trace NAME TOOL ARGS...: starts TOOL in the background, its output in
-# $OUT/NAME.out, and returns once it traces.
+# $OUT/NAME.out, and returns once it traces; if it never does, says so and
+# ends the demo (its workload would run untraced).
 trace() {
 	local name=$1
 	shift
@@ -84,7 +87,18 @@ trace() {
 	tool=$!
 	current=$name
 	# Its banner, or cachestat's header, which is all bcc's prints.
-	wait_line 'Tracing|Sampling|HITS' "$OUT/$name.out" "$OUT/$name.err"
+	wait_line 'Tracing|Sampling|HITS' "$OUT/$name.out" "$OUT/$name.err" && return 0
+	echo "demo: $name did not start tracing in a minute:" >&2
+	cat "$OUT/$name.err" >&2
+	kill "$tool" 2> /dev/null
+	cleanup
+	exit 1
+}
+
+# finish: stops the tool as Ctrl-C does, once its workload is done: it
+# prints its report and exits.
+finish() {
+	kill -INT "$tool" 2> /dev/null
 }
 
 # show NAME: waits for the tool, then prints (the start of) what it printed:
@@ -115,15 +129,17 @@ gate() {
 }
 
 heading "runqlat: how long do runnable threads wait for a CPU? (3 spinners and a sleeper share CPU 0)"
-bg "$WL/runq_contend" -s 3 -n $((S * 80)) -m 10
+bg "$WL/runq_contend" -g -s 3 -n $((S * 80)) -m 10
 trace runqlat runqlat -m "$S" 1
+gate
 show runqlat
 kill "$last" 2> /dev/null
 
 heading "profile: where does the CPU time go? (every CPU at 99 Hz while a program spins; its 3 busiest stacks)"
-bg "$WL/spin" $((S + 1))
+bg "$WL/spin" 0
 trace profile profile -F 99 -f --svg "$OUT/profile.svg" --pprof "$OUT/profile.pb.gz" "$S"
 show profile
+kill "$last" 2> /dev/null
 
 heading "offcputime: where do threads block, and for how long? (a thread sleeping 10 x 50 ms)"
 bg "$WL/offcpu" sleep 10 50
@@ -140,8 +156,9 @@ show offwaketime
 heading "biolatency: how long does block I/O take? (500 direct 4 KiB reads of a loop device)"
 truncate -s 64M "$OUT/disk.img"
 if loopdev=$(losetup -f --show "$OUT/disk.img" 2> /dev/null); then
-	trace biolatency biolatency -d "${loopdev#/dev/}" "$S" 1
+	trace biolatency biolatency -d "${loopdev#/dev/}"
 	"$WL/dio" "$loopdev" read 500 4096 > /dev/null
+	finish
 	show biolatency
 	losetup -d "$loopdev"
 	loopdev=
@@ -165,15 +182,18 @@ rm -f "$OUT/cache.dat"
 heading "funclatency: how long does a function take? (slow_func, which sleeps 10 ms, called 20 times)"
 bg "$WL/funcs"
 wait_line '^pid ' "$OUT/work.out"
-trace funclatency funclatency -m -d "$S" -p "$last" "$WL/funcs:slow_func"
+trace funclatency funclatency -m -p "$last" "$WL/funcs:slow_func"
 kill -USR1 "$last"
+wait_line '^done' "$OUT/work.out"
+finish
 show funclatency
 
 # Only lsdir's: on a busy machine (a find over /usr beside a CI run)
 # other listings filled the table's 4,096 rows before lsdir's /proc had one.
 heading "readdirlat: how long do directory listings take, and of what? (/proc listed 50 times by lsdir)"
-trace readdirlat readdirlat -S -c lsdir "$S" 1
+trace readdirlat readdirlat -S -c lsdir
 "$WL/lsdir" /proc 8192 50 > /dev/null
+finish
 show readdirlat
 
 cleanup

@@ -26,7 +26,7 @@ teardown() {
 
 @test "make demo: each tool under a heading that says what it answers, then the files written" {
 	require_bpf
-	run timeout 120 "${DEMO[@]}"
+	run timeout 600 "${DEMO[@]}"
 	echo "$output"
 	assert_success
 	for t in $TOOLS; do
@@ -58,6 +58,29 @@ teardown() {
 	assert_output --partial spin_heavy
 }
 
+# slept_once PID: waits until tests/workloads/offcpu (PID), once let go,
+# has ended one of its sleeps: seen in nanosleep(), then off its CPU once
+# more (the next sleep), or gone (the last one ended); a minute at most.
+slept_once() {
+	local nr c= now
+	case $(uname -m) in
+	x86_64) nr=35 ;;
+	aarch64) nr=101 ;;
+	*) fail "nanosleep's number on $(uname -m)?" ;;
+	esac
+	for ((i = 0; i < 1200; i++)); do
+		now=$(awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$1/status" 2> /dev/null) || return 0
+		[ -n "$now" ] || return 0
+		if [ -z "$c" ]; then
+			[ "$(cut -d' ' -f1 "/proc/$1/syscall" 2> /dev/null)" != "$nr" ] || c=$now
+		elif [ "$now" -gt "$c" ]; then
+			return 0
+		fi
+		sleep 0.05
+	done
+	fail "the sleeper (pid $1) ended no sleep in a minute"
+}
+
 @test "make demo: Ctrl-C stops it at once, the interrupted tool shows its report, nothing left behind" {
 	require_bpf
 	# Its own process group, as at a terminal, which sends Ctrl-C to all of
@@ -66,12 +89,15 @@ teardown() {
 	: > "$T/out"
 	setsid env --default-signal=INT "${DEMO[@]/#DEMO_SECONDS=2/DEMO_SECONDS=4}" > "$T/out" 2>&1 &
 	DPID=$!
-	# Once offcputime traces the sleeper, which sleeps 10 x 50 ms once let go.
-	wait_for_line "$T/out" '^== offcputime' 60
-	wait_for_line "$T/demo/offcputime.out" 'Tracing' 20
-	sleep 1
+	# Once offcputime traces the sleeper, which sleeps 10 x 50 ms once let
+	# go, and the sleeper has ended a sleep: the report has it.
+	wait_for_line "$T/out" '^== offcputime' 120
+	wait_for_line "$T/demo/offcputime.out" 'Tracing' 120
+	wait_for_line "$T/demo/work.out" '^pid ' 60
+	slept_once "$(awk '/^pid / { print $2 }' "$T/demo/work.out")"
 	kill -INT -- -"$DPID"
-	for ((i = 0; i < 100; i++)); do
+	# At once: not after the demo's other tools (a minute at most).
+	for ((i = 0; i < 600; i++)); do
 		kill -0 "$DPID" 2> /dev/null || break
 		sleep 0.1
 	done

@@ -24,7 +24,7 @@ setup() {
 }
 
 teardown() {
-	stop_bg ${WPID:-}
+	stop_bg ${TPID:-} ${WPID:-}
 	assert_nothing_loaded profile
 }
 
@@ -157,10 +157,15 @@ search_ms() {
 @test "flame graph in a browser: a real profile renders, zooms and searches" {
 	require_bpf
 	: > "$T/spin"
-	"$WL/spin" 6 > "$T/spin" &
+	"$WL/spin" 0 > "$T/spin" &
 	WPID=$!
 	wait_for_line "$T/spin" '^pid '
-	"$BIN/profile" -p "$WPID" -F 199 --svg "$T/p.svg" 2 > /dev/null
+	# About 400 samples, from the banner on, however slowly it starts.
+	tool_start "$T/out" "$T/err" "$BIN/profile" -p "$WPID" -F 199 --svg "$T/p.svg"
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 2000 ))
+	tool_stop || fail "profile failed: $(cat "$T/err")"
+	stop_bg "$WPID"
+	WPID=
 	browse "$T/p.svg" '[["zoom","spin_heavy"],["frames"],["reset"],["search","spin_heavy|spin_light"],["matched"]]'
 	assert_line --regexp '^frame spin_heavy x=10\.0 w=1180\.0 opacity=1 '
 	# Nearly every sample of the spinner is in one of the two.

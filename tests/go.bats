@@ -22,16 +22,50 @@ setup() {
 }
 
 teardown() {
-	stop_bg ${WPID:-}
+	stop_bg ${WPID:-} ${TPID:-}
 	assert_nothing_loaded profile offcputime offwaketime
 }
 
-# gowork BINARY MODE SECONDS: starts it, waits until it runs.
+# gowork BINARY MODE: starts it, until stopped (SECONDS 0), and waits until it runs.
 gowork() {
 	: > "$T/work"
-	"$1" "$2" "$3" > "$T/work" &
+	"$1" "$2" 0 > "$T/work" &
 	WPID=$!
-	wait_for_line "$T/work" '^ready'
+	wait_for_line "$T/work" '^ready' 60
+}
+
+# sampled MS OUT ERR TOOL ARGS...: TOOL ARGS -p on the program ($WPID)
+# from its banner until it has had MS ms more of CPU (its threads', in
+# all), then stopped as with Ctrl-C: about MS / 2 samples at 499 Hz,
+# however slowly a loaded machine runs it. Then the program is stopped.
+sampled() {
+	local ms=$1 out=$2 err=$3
+	shift 3
+	tool_start "$out" "$err" "$@" -p "$WPID"
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + ms ))
+	tool_stop || fail "$(tail -n 5 "$err")"
+	stop_bg "$WPID"
+	WPID=
+}
+
+# counted N LINE OUT ERR TOOL ARGS...: TOOL ARGS -p on the program ($WPID)
+# from its banner until it has printed LINE N times more (after each of
+# its sleeps, naps or reads: what an off-CPU tool sees it wait in), then
+# stopped as with Ctrl-C. Then the program is stopped.
+counted() {
+	local n=$1 line=$2 out=$3 err=$4 want
+	shift 4
+	tool_start "$out" "$err" "$@" -p "$WPID"
+	want=$(( $(grep -c "^$line\$" "$T/work" || true) + n ))
+	for ((i = 0; i < 1200; i++)); do
+		[ "$(grep -c "^$line\$" "$T/work" || true)" -ge "$want" ] && break
+		sleep 0.1
+	done
+	[ "$(grep -c "^$line\$" "$T/work" || true)" -ge "$want" ] ||
+		fail "the program did not say '$line' $n times more in two minutes"
+	tool_stop || fail "$(tail -n 5 "$err")"
+	stop_bg "$WPID"
+	WPID=
 }
 
 CHAIN="runtime.main;main.main;main.goCallerGamma;main.goInlinedBeta_\[i\];main.goHotAlpha"
@@ -40,11 +74,8 @@ CHAIN="runtime.main;main.main;main.goCallerGamma;main.goInlinedBeta_\[i\];main.g
 	require_bpf
 	for ver in $GOVERS; do
 		for kind in full strip noshdr; do
-			gowork "$GW/gowork-$ver-$kind" cpu 3
-			"$BIN/profile" -p "$WPID" -F 499 -f 1 > "$T/$kind" 2> "$T/err" ||
-				fail "profile failed: $(cat "$T/err")"
-			stop_bg "$WPID"
-			WPID=
+			gowork "$GW/gowork-$ver-$kind" cpu
+			sampled 600 "$T/$kind" "$T/err" "$BIN/profile" -F 499 -f
 			# The leaf's samples: whole, from goexit, its frameless leaf's caller and the
 			# call inlined into it included (frame pointers alone lose goCallerGamma).
 			awk -v leaf=';main\\.goHotAlpha( |;)' -v whole="^[^;]*;runtime\\.goexit;$CHAIN( |;)" '
@@ -63,9 +94,11 @@ CHAIN="runtime.main;main.main;main.goCallerGamma;main.goInlinedBeta_\[i\];main.g
 
 @test "go: pprof carries source files and lines: go tool pprof -list shows the source, -traces the inlined call" {
 	require_bpf
-	gowork "$GW/gowork-1.24-strip" cpu 3
-	"$BIN/profile" -p "$WPID" -F 499 --pprof "$T/go.pb.gz" 1 2> "$T/err"
-	"$BIN/profile" -p "$WPID" -F 499 1 > "$T/text" 2>> "$T/err"
+	gowork "$GW/gowork-1.24-strip" cpu
+	tool_start "$T/out" "$T/err" "$BIN/profile" -p "$WPID" -F 499 --pprof "$T/go.pb.gz"
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 600 ))
+	tool_stop || fail "$(tail -n 5 "$T/err")"
+	sampled 600 "$T/text" "$T/err" "$BIN/profile" -F 499
 	run go tool pprof -list 'main.goCallerGamma' "$T/go.pb.gz"
 	assert_success
 	assert_output --partial "ROUTINE ======================== main.goCallerGamma in $ROOT/tests/go/gowork.go"
@@ -79,10 +112,11 @@ CHAIN="runtime.main;main.main;main.goCallerGamma;main.goInlinedBeta_\[i\];main.g
 
 @test "go: offcputime shows the threads' waits in Go's scheduler; the goroutine that parked above runtime.mcall" {
 	require_bpf
-	gowork "$GW/gowork-1.24-strip" sleep 4
+	gowork "$GW/gowork-1.24-strip" sleep
 	# Sleeps only (--state 1): on a loaded machine a thread preempted while
 	# it runs the goroutine is off its CPU with goSleeperDelta's stack too.
-	"$BIN/offcputime" -p "$WPID" --state 1 -U -f 2 > "$T/folded" 2> "$T/err"
+	# 50 of its sleeps of 20 ms, however late a loaded machine wakes it.
+	counted 50 slept "$T/folded" "$T/err" "$BIN/offcputime" --state 1 -U -f
 	# A goroutine that sleeps parks; its thread waits for the next runnable
 	# one in the scheduler, which is what the kernel sees go off-CPU.
 	grep -qE ';runtime\.findRunnable;.*runtime\.(netpoll|stopm)' "$T/folded" ||
@@ -146,11 +180,8 @@ named_go() {
 @test "go: offwaketime, and profile's JSON and SVG, name a stripped Go binary as an unstripped one" {
 	require_bpf
 	for kind in full strip; do
-		gowork "$GW/gowork-1.24-$kind" cpu 4
-		"$BIN/profile" -p "$WPID" -F 499 --json --svg "$T/$kind.svg" 2 > "$T/$kind.json" 2> "$T/err" ||
-			fail "profile failed: $(cat "$T/err")"
-		stop_bg "$WPID"
-		WPID=
+		gowork "$GW/gowork-1.24-$kind" cpu
+		sampled 800 "$T/$kind.json" "$T/err" "$BIN/profile" -F 499 --json --svg "$T/$kind.svg"
 		json_folded "$T/$kind.json" > "$T/$kind.fromjson"
 		svg_folded "$T/$kind.svg" > "$T/$kind.fromsvg"
 		for out in fromjson fromsvg; do
@@ -162,11 +193,8 @@ named_go() {
 		done
 		named_go "$T/$kind.fromjson" "$kind profile"
 		# A goroutine that sleeps 20 ms at a time: its thread's waits, and who woke them.
-		gowork "$GW/gowork-1.24-$kind" sleep 4
-		"$BIN/offwaketime" -p "$WPID" -f 2 > "$T/$kind.woken" 2> "$T/err" ||
-			fail "offwaketime failed: $(cat "$T/err")"
-		stop_bg "$WPID"
-		WPID=
+		gowork "$GW/gowork-1.24-$kind" sleep
+		counted 50 slept "$T/$kind.woken" "$T/err" "$BIN/offwaketime" -f
 		named_go "$T/$kind.woken" "$kind offwaketime"
 		# The goroutine's sleep, parked, its thread then in the scheduler:
 		# the blocked stack from mcall to where it looks for work, whole
@@ -176,8 +204,10 @@ named_go() {
 			sort -u > "$T/$kind.slept"
 		[ -s "$T/$kind.slept" ] || fail "$kind: $(sort -t' ' -k2 -nr "$T/$kind.woken" | head -5)"
 		# Where the goroutine had moved on (see above), under 1% of the
-		# time, and marked as such.
-		run grep -E '\[truncated:_[^]]*\];runtime\.mcall;' "$T/$kind.woken"
+		# time, and marked as such: the blocked stacks (before "--") that
+		# end at mcall. (A waker preempted as it grew its stack ends at
+		# runtime.morestack, marked too: not what this looks at.)
+		run awk -F';--;' '$1 ~ /\[truncated:_[^]]*\];runtime\.mcall;/ { print $1 }' "$T/$kind.woken"
 		refute_output --regexp 'truncated:_(no_CFI|CFI_not|stack_not)'
 		awk '/;runtime\.mcall;/ { if (/\[truncated:[^;]*\];runtime\.mcall;/) t += $NF; else c += $NF }
 		     END { exit !(c && t * 100 < c) }' "$T/$kind.woken" ||
@@ -201,15 +231,19 @@ cgo_whole() {
 		      exit !(all >= 150 && n * 100 >= 95 * all) }' "$1"
 }
 
-# cgo_run MODE SECONDS OUT TOOL ARGS...: cgocheese ($CGO) in MODE, and TOOL
-# -p on it with ARGS, folded into OUT.
+# cgo_run MODE OUT TOOL ARGS...: cgocheese ($CGO) in MODE, and TOOL -p on
+# it with ARGS, folded into OUT: until it has had 600 ms of CPU more (about
+# 300 samples at 499 Hz) where it spins (go, c), or napped or read 50 times
+# more (nap, pipe).
 cgo_run() {
-	local mode=$1 secs=$2 out=$3 tool=$4
-	shift 4
-	gowork "$CGO" "$mode" "$secs"
-	"$BIN/$tool" -p "$WPID" "$@" > "$out" 2> "$T/err" || fail "$tool failed: $(cat "$T/err")"
-	stop_bg "$WPID"
-	WPID=
+	local mode=$1 out=$2 tool=$BIN/$3
+	shift 3
+	gowork "$CGO" "$mode"
+	case $mode in
+	nap) counted 50 nap "$out" "$T/err" "$tool" "$@" ;;
+	pipe) counted 50 read "$out" "$T/err" "$tool" "$@" ;;
+	*) sampled 600 "$out" "$T/err" "$tool" "$@" ;;
+	esac
 }
 
 @test "go: a cgo program's stacks whole, stripped or not: Go's code by its pclntab, C's by CFI, C called from Go up to its Go callers, across Go's stack switches, in profile, offcputime and offwaketime" {
@@ -222,12 +256,12 @@ cgo_run() {
 			# found only by Go's table, which a binary with .eh_frame (its C
 			# code's) did not use.
 			CGO=$GW/cgocheese-$ver-$kind
-			cgo_run go 3 "$T/go" profile -F 499 -f 1
+			cgo_run go "$T/go" profile -F 499 -f
 			cgo_whole "$T/go" ';main\.goRoquefort( |;)' "$go_chain" ||
 				fail "Go $ver $kind: $(sort -t' ' -k2 -nr "$T/go" | head -3)"
 			# C without frame pointers on the thread's stack, called from a
 			# goroutine's: the walk crosses from one to the other.
-			cgo_run c 3 "$T/c" profile -F 499 -f 1
+			cgo_run c "$T/c" profile -F 499 -f
 			cgo_whole "$T/c" ';runtime\.asmcgocall;' "$c_chain" ||
 				fail "Go $ver $kind: $(sort -t' ' -k2 -nr "$T/c" | head -3)"
 			[ $kind = strip ] ||
@@ -236,13 +270,13 @@ cgo_run() {
 		done
 		# Blocked in C: offcputime's stack of the sleep, whole up to the goroutine's root.
 		CGO=$GW/cgocheese-$ver-full
-		cgo_run nap 4 "$T/nap" offcputime -U -f 2
+		cgo_run nap "$T/nap" offcputime -U -f
 		cgo_whole "$T/nap" ';pontleveque_nap;' 'runtime\.goexit;runtime\.main;main\.main;main\.goPontleveque;main\._Cfunc_pontleveque_nap;runtime\.cgocall;runtime\.asmcgocall;(_cgo_[0-9a-f]*_Cfunc_pontleveque_nap;)?pontleveque_nap;' ||
 			fail "Go $ver: $(sort -t' ' -k2 -nr "$T/nap" | head -3)"
 		# Blocked in C's read of a pipe that a goroutine writes to:
 		# offwaketime's blocked stack whole as above, and its waker's
 		# (leaf first, then the thread) up to that goroutine's root.
-		cgo_run pipe 4 "$T/pipe" offwaketime -U -f 2
+		cgo_run pipe "$T/pipe" offwaketime -U -f
 		cgo_whole "$T/pipe" ';comte_read;' 'runtime\.goexit;runtime\.main;main\.main;main\.goComte;main\._Cfunc_comte_read;runtime\.cgocall;runtime\.asmcgocall;(_cgo_[0-9a-f]*_Cfunc_comte_read;)?comte_read;(.*;)?--;(.*;)?main\.goBeaufort;runtime\.goexit;[^;]* [0-9]+$' ||
 			fail "Go $ver: $(sort -t' ' -k2 -nr "$T/pipe" | head -3)"
 		# No stack ends where Go switches stacks for C or the runtime's own
@@ -264,7 +298,7 @@ cgo_run() {
 	assert_success
 	assert_line --regexp ' main\.goLivarot$'
 	CGO=$bin
-	cgo_run c 3 "$T/c" profile -F 499 -f 1
+	cgo_run c "$T/c" profile -F 499 -f
 	cgo_whole "$T/c" ';runtime\.asmcgocall;' 'runtime\.goexit;runtime\.main;main\.main;main\.goLivarot;main\._Cfunc_livarot_outer;runtime\.cgocall;runtime\.asmcgocall;' ||
 		fail "$(sort -t' ' -k2 -nr "$T/c" | head -3)"
 }
@@ -272,11 +306,8 @@ cgo_run() {
 @test "go: the collector's marking, run by runtime.systemstack on the thread's stack, whole up to its goroutine's root" {
 	require_bpf
 	for ver in $GOVERS; do
-		gowork "$GW/gowork-$ver-strip" gc 3
-		"$BIN/profile" -p "$WPID" -F 499 -f 1 > "$T/gc" 2> "$T/err" ||
-			fail "profile failed: $(cat "$T/err")"
-		stop_bg "$WPID"
-		WPID=
+		gowork "$GW/gowork-$ver-strip" gc
+		sampled 1500 "$T/gc" "$T/err" "$BIN/profile" -F 499 -f
 		# Through systemstack: back on the mark worker goroutine's stack, up
 		# to runtime.goexit (or, called on the thread's stack already, from
 		# runtime.mstart); without the crossing, none from the goroutine.
@@ -307,14 +338,14 @@ cgo_run() {
 		# A process with it mapped (Go's runtime would refuse to start):
 		# its code stays unnamed, and the symbolizer says why at exit.
 		: > "$T/work"
-		python3 -c '
-import mmap, os, sys, time
+		/usr/bin/python3 -c '
+import mmap, signal, sys
 f = open(sys.argv[1], "rb")
 m = mmap.mmap(f.fileno(), 0, mmap.MAP_PRIVATE, mmap.PROT_READ | mmap.PROT_EXEC)
 print("ready", flush=True)
-time.sleep(30)' "$T/gowork-odd" > "$T/work" &
+signal.pause()' "$T/gowork-odd" > "$T/work" &
 		WPID=$!
-		wait_for_line "$T/work" '^ready'
+		wait_for_line "$T/work" '^ready' 60
 		base=$(awk '/gowork-odd/ { split($1, a, "-"); print a[1]; exit }' /proc/$WPID/maps)
 		# The file is mapped whole from offset 0, the text at vaddr 0x400000.
 		run "$BUILD/tests/unit/symtest" "$WPID" "$(printf %x $((16#$base + 16#$entry - 0x400000)))"
@@ -334,7 +365,7 @@ time.sleep(30)' "$T/gowork-odd" > "$T/work" &
 	"$GOSYM" "$GW/gowork-1.19-strip" | awk '{ print $1 }' > "$T/addrs"
 	# 200 copies, each with 32 random bytes of the table overwritten: its
 	# header, offsets, varints and strings. Each must end with a status, not a signal.
-	python3 - "$GW/gowork-1.19-strip" "$off" "$size" "$T/bad" <<-'PY'
+	/usr/bin/python3 - "$GW/gowork-1.19-strip" "$off" "$size" "$T/bad" <<-'PY'
 	import random, sys
 	src, off, size, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 	data = open(src, 'rb').read()

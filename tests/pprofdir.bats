@@ -24,7 +24,7 @@ teardown() {
 # times FILE...: "time_nanos duration_nanos samples" of each profile, from
 # its protobuf (go tool pprof rounds the duration).
 times() {
-	python3 - "$@" <<-'EOF'
+	/usr/bin/python3 - "$@" <<-'EOF'
 	import gzip, sys
 	def varint(b, i):
 	    v = s = 0
@@ -47,7 +47,7 @@ times() {
 
 # contiguous FILE...: each profile starts where the one before ended.
 contiguous() {
-	times "$@" | python3 -c '
+	times "$@" | /usr/bin/python3 -c '
 import sys
 end = None
 for n, line in enumerate(sys.stdin, 1):
@@ -55,6 +55,16 @@ for n, line in enumerate(sys.stdin, 1):
     if end is not None and t != end:
         sys.exit("gap or overlap before profile %d: %d != %d" % (n, t, end))
     end = t + d'
+}
+
+# wait_written N: waits until the tool has said (-v) that it wrote N files
+# in all, each " written" on a line of $T/err; a minute at most.
+wait_written() {
+	for ((i = 0; i < 600; i++)); do
+		[ "$(grep -cE ' written(,|$)' "$T/err")" -ge "$1" ] && return 0
+		sleep 0.1
+	done
+	fail "$(grep -cE ' written(,|$)' "$T/err") files written in a minute, not $1: $(grep -v libbpf "$T/err" | tail -5)"
 }
 
 # value FILE REGEX: the first sample value of stacks through a function matching REGEX.
@@ -123,9 +133,9 @@ value() {
 	: > "$T/err"
 	"$BIN/offcputime" -p "$WPID" --pprof-dir "$T/pd" --pprof-interval 1 > "$T/out" 2> "$T/err" &
 	XPID=$!
-	wait_for_line "$T/out" Tracing
+	wait_for_line "$T/out" Tracing 120
 	kill -USR1 "$WPID"
-	wait_for_line "$T/w" '^done' 20
+	wait_for_line "$T/w" '^done' 120
 	sleep 1.5
 	kill -INT "$XPID"
 	wait "$XPID"
@@ -138,11 +148,14 @@ value() {
 		total=$((total + $(value "$f" offcpu_sleeper)))
 	done
 	# 40 sleeps of 50 ms: 2,000,000 us, and a little more for each wakeup,
-	# less what the tool said it dropped (README, Known issues).
+	# less what the tool said it dropped (README, Known issues); no more
+	# than the sleeps took by the workload's own clock (a loaded machine
+	# wakes it late), and 2 ms.
 	lost=$(unseen_returns "$T/err")
-	echo "off-CPU $total us, $lost periods dropped"
+	wall=$(awk '/^done / { print $3 }' "$T/w")
+	echo "off-CPU $total us, $lost periods dropped, the sleeps' own $wall us"
 	[ "$total" -ge $(( (40 - lost) * 50000 )) ]
-	[ "$total" -le 2400000 ]
+	[ "$total" -le $((wall + 2000)) ]
 }
 
 @test "pprof-dir: --pprof-keep leaves the newest, and removes no file it did not write" {
@@ -153,7 +166,7 @@ value() {
 	chown 65534 "$T/pd/profile-20000101T000000.000Z.pb.gz"
 	ln -s /etc/passwd "$T/pd/profile-20000101T000001.000Z.pb.gz"
 	touch "$T/pd/profile-20000101T000002.000Z.pb.gz"	# ours, and the oldest
-	run timeout 30 "$BIN/profile" -F 49 --pprof-dir "$T/pd" --pprof-interval 1 --pprof-keep 2 5
+	run timeout 120 "$BIN/profile" -F 49 --pprof-dir "$T/pd" --pprof-interval 1 --pprof-keep 2 5
 	assert_success
 	run ls "$T/pd"
 	echo "$output"
@@ -180,14 +193,17 @@ value() {
 	wait_for_line "$T/w" '^pid '
 	: > "$T/out"
 	: > "$T/err"
-	"$BIN/offcputime" -p "$WPID" --stack-storage-size 1024 -U --pprof-dir "$T/pd" \
+	"$BIN/offcputime" -v -p "$WPID" --stack-storage-size 1024 -U --pprof-dir "$T/pd" \
 		--pprof-interval 1 > "$T/out" 2> "$T/err" &
 	XPID=$!
-	wait_for_line "$T/out" Tracing
+	wait_for_line "$T/out" Tracing 120
 	kill -USR1 "$WPID"
-	wait_for_line "$T/w" '^round 1'
-	# Two collections: the first takes the counts, the second finds their stacks stale.
-	sleep 2.5
+	wait_for_line "$T/w" '^round 1' 120
+	# Two collections: the first takes the counts, the second finds their
+	# stacks stale. Counted by the files written (-v), not a sleep sized for
+	# a collection of a second: written after the round, the first may have
+	# been cut before it ended, so three.
+	wait_written $(( $(grep -cE ' written(,|$)' "$T/err") + 3 ))
 	kill -USR1 "$WPID"
 	wait "$WPID"
 	WPID=
@@ -221,7 +237,7 @@ value() {
 
 @test "pprof-dir: offwaketime too; errors and moot options" {
 	require_bpf
-	run timeout 20 "$BIN/offwaketime" --pprof-dir "$T/pd" --pprof-interval 1 2
+	run timeout 120 "$BIN/offwaketime" --pprof-dir "$T/pd" --pprof-interval 1 2
 	assert_success
 	files=("$T"/pd/offwaketime-*Z.pb.gz)
 	[ "${#files[@]}" -ge 2 ]
@@ -237,11 +253,11 @@ value() {
 	assert_output "profile: --pprof-dir /etc/passwd: not a directory"
 	run "$BIN/offcputime" --pprof-dir ''
 	assert_failure 2
-	run timeout 20 "$BIN/profile" -F 49 -f --svg "$T/x.svg" --pprof-dir "$T/pd" 1
+	run timeout 120 "$BIN/profile" -F 49 -f --svg "$T/x.svg" --pprof-dir "$T/pd" 1
 	assert_success
 	assert_line "profile: --pprof-dir writes profiles, and prints no report; --svg and -f are ignored"
 	[ ! -e "$T/x.svg" ]
-	run timeout 20 "$BIN/profile" -F 49 --pprof-keep 3 1
+	run timeout 120 "$BIN/profile" -F 49 --pprof-keep 3 1
 	assert_line "profile: without --pprof-dir there is one report, at the end; --pprof-keep is ignored"
 }
 
@@ -251,34 +267,43 @@ value() {
 	mount -t tmpfs -o size=64k tmpfs "$T/full"
 	dd if=/dev/zero of="$T/full/fill" bs=4k 2> /dev/null || true
 	: > "$T/w"
-	"$WL/spin" 30 > "$T/w" &
+	"$WL/spin" 0 > "$T/w" &
 	WPID=$!
 	wait_for_line "$T/w" '^pid '
 	: > "$T/out"
 	: > "$T/err"
-	"$BIN/profile" -p "$WPID" -F 99 --pprof-dir "$T/full" --pprof-interval 1 > "$T/out" 2> "$T/err" &
+	t0=$(date +%s%N)
+	"$BIN/profile" -v -p "$WPID" -F 499 --pprof-dir "$T/full" --pprof-interval 1 > "$T/out" 2> "$T/err" &
 	XPID=$!
-	wait_for_line "$T/out" Sampling
+	wait_for_line "$T/out" Sampling 120
 	cpu0=$(cpu_ms "$WPID")
-	# Three intervals or so that cannot be written: one warning, and it runs on.
-	sleep 3.5
+	# Three intervals or so that cannot be written: one warning, and it runs
+	# on. The first said, two more a second apart, and a second's margin
+	# for a tool a loaded machine keeps waiting.
+	wait_for_line "$T/err" "^profile: cannot write $T/full/profile-.*Z.pb.gz: No space left on device; its counts wait for the next file" 120
+	sleep 3
 	kill -0 "$XPID" || fail "profile ended: $(cat "$T/err")"
 	run grep -c "^profile: cannot write $T/full/profile-.*Z.pb.gz: No space left on device; its counts wait for the next file" "$T/err"
 	assert_output 1
 	[ -z "$(ls "$T/full" | grep pb.gz)" ]
 	rm "$T/full/fill"
-	sleep 2.5
+	# No more intervals can have ended than seconds from the tool's start.
+	most=$(( ($(date +%s%N) - t0) / 1000000000 ))
+	# Three files more: from before the intervals that waited to after.
+	wait_written 3
 	cpu1=$(cpu_ms "$WPID")
 	kill -INT "$XPID"
 	wait "$XPID"
 	RC=$?
 	XPID=
-	cat "$T/err"
+	grep -v libbpf "$T/err"
 	[ "$RC" -eq 0 ]
 	# The first file that fits holds what waited, and says how many intervals
 	# that was; at exit, how many files could not be written, by error.
 	waited=$(sed -n 's/^profile: .* written, with the counts of the \([0-9]*\) intervals before it that could not be$/\1/p' "$T/err")
-	[ "${waited:-0}" -ge 3 ] && [ "$waited" -le 4 ] || fail "waited: ${waited:-none}"
+	echo "waited: ${waited:-none}, at most $most"
+	[ "${waited:-0}" -ge 3 ]
+	[ "$waited" -le "$most" ]
 	run cat "$T/err"
 	assert_line "profile: $waited profile files could not be written in $T/full (No space left on device: $waited)"
 	refute_line --partial "were never written"
@@ -286,10 +311,12 @@ value() {
 	[ "${#files[@]}" -ge 2 ]
 	[ "${#files[@]}" -le 4 ]
 	contiguous "${files[@]}"
-	# Every sample of the 6 s: one busy thread at 99 Hz of the CPU time it
-	# had (a CI run's spinner had 90% of a CPU: 598 samples where the wall
-	# clock said 666), at most 99 Hz from the first file's start (the
-	# run's) to the last one's end; within 10%.
+	# Every sample of the 6 s: one busy thread at 499 Hz of the CPU time it
+	# had (a CI run's spinner had 90% of a CPU: 598 samples at 99 Hz where
+	# the wall clock said 666), at most 499 Hz from the first file's start
+	# (the run's) to the last one's end; within 10%. (499 Hz: a loaded
+	# machine slices the thread, and each tick finds it on its CPU or not,
+	# a draw that at 99 Hz spread ±5% at a third of a CPU.)
 	total=0
 	for f in "${files[@]}"; do
 		total=$((total + $(value "$f" 'spin_(heavy|light)')))
@@ -297,9 +324,9 @@ value() {
 	first=$(times "${files[0]}")
 	last=$(times "${files[-1]}")
 	span=$(( ${last%% *} + $(echo "$last" | cut -d' ' -f2) - ${first%% *} ))
-	want=$((span * 99 / 1000000000))
-	had=$(( (cpu1 - cpu0) * 99 / 1000 ))
-	echo "spin samples: $total in $((span / 1000000)) ms ($want at 99 Hz), $((cpu1 - cpu0)) ms of CPU ($had at 99 Hz)"
+	want=$((span * 499 / 1000000000))
+	had=$(( (cpu1 - cpu0) * 499 / 1000 ))
+	echo "spin samples: $total in $((span / 1000000)) ms ($want at 499 Hz), $((cpu1 - cpu0)) ms of CPU ($had at 499 Hz)"
 	[ "$total" -ge $((had * 90 / 100)) ]
 	[ "$total" -le $((want * 110 / 100)) ]
 	[ "$span" -ge 5500000000 ]
@@ -307,36 +334,52 @@ value() {
 	# Full to the end: what no file could take is said at exit, from when.
 	rm -f "$T"/full/*
 	dd if=/dev/zero of="$T/full/fill" bs=4k 2> /dev/null || true
+	# Since the run's start: after the tool was started, and no later than
+	# its banner was seen (its start, system-wide, takes a loaded machine
+	# seconds).
 	start=$(date -u +%s)
-	run timeout 20 "$BIN/profile" -F 49 --pprof-dir "$T/full" --pprof-interval 1 2
-	assert_success
+	tool_start "$T/out" "$T/err" timeout 120 "$BIN/profile" -F 49 --pprof-dir "$T/full" --pprof-interval 1 2
+	banner=$(date -u +%s)
+	rc=0
+	wait "$TPID" || rc=$?
+	TPID=
+	[ "$rc" -eq 0 ]
+	run cat "$T/out" "$T/err"
 	assert_line --regexp "^profile: 2 profile files could not be written in $T/full \(No space left on device: 2\)$"
 	assert_line --regexp "^profile: the counts since [0-9-]+ [0-9:]+ UTC \(2 intervals\) were never written: no file could be$"
 	since=$(echo "$output" | sed -n 's/.*counts since \([0-9-]* [0-9:]*\) UTC.*/\1/p')
-	[ $(( $(date -u -d "$since" +%s) - start )) -le 1 ]
+	since=$(date -u -d "$since" +%s)
+	echo "since $since: started $start, banner seen $banner"
+	[ "$since" -ge "$start" ]
+	[ "$since" -le "$banner" ]
 }
 
 @test "pprof-dir: two instances of one tool in one directory are told to take one each" {
 	require_bpf
 	: > "$T/out"
 	: > "$T/err"
-	"$BIN/profile" -F 49 --pprof-dir "$T/pd" --pprof-interval 1 --pprof-keep 3 5 > "$T/out" 2> "$T/err" &
+	# The first until the second has ended: the two write side by side
+	# however long the second's start takes.
+	"$BIN/profile" -F 49 --pprof-dir "$T/pd" --pprof-interval 1 --pprof-keep 3 > "$T/out" 2> "$T/err" &
 	XPID=$!
 	# The second once the first has a file: its files are then named after
 	# the first's first (started together, a CI run saw neither tell).
-	for ((i = 0; i < 50; i++)); do
+	for ((i = 0; i < 600; i++)); do
 		compgen -G "$T/pd/profile-*Z.pb.gz" > /dev/null && break
 		sleep 0.1
 	done
+	compgen -G "$T/pd/profile-*Z.pb.gz" > /dev/null || fail "the first wrote no file in a minute: $(cat "$T/err")"
 	: > "$T/out2"
 	: > "$T/err2"
 	"$BIN/profile" -F 49 --pprof-dir "$T/pd" --pprof-interval 1 --pprof-keep 3 4 > "$T/out2" 2> "$T/err2" &
 	YPID=$!
-	wait "$XPID"
-	a=$?
-	wait "$YPID"
-	b=$?
-	XPID= YPID=
+	b=0
+	wait "$YPID" || b=$?
+	YPID=
+	kill -INT "$XPID"
+	a=0
+	wait "$XPID" || a=$?
+	XPID=
 	[ "$a" -eq 0 ]
 	[ "$b" -eq 0 ]
 	cat "$T/err" "$T/err2"
@@ -344,7 +387,7 @@ value() {
 	assert_success
 	# Alone, nothing of the kind.
 	rm -f "$T"/pd/*
-	run timeout 20 "$BIN/profile" -F 49 --pprof-dir "$T/pd" --pprof-interval 1 --pprof-keep 2 4
+	run timeout 120 "$BIN/profile" -F 49 --pprof-dir "$T/pd" --pprof-interval 1 --pprof-keep 2 4
 	assert_success
 	refute_output --partial "another profile"
 }
@@ -368,11 +411,7 @@ value() {
 	"$WL/nofp" many "$WL/libpadlib.so" "$T/libs" 400 20 > "$T/w"
 	grep -q '^done' "$T/w"
 	# Two more reports: the last copies' tables go too.
-	written=$(grep -c ' written$' "$T/err")
-	for ((i = 0; i < 100; i++)); do
-		[ "$(grep -c ' written$' "$T/err")" -ge $((written + 2)) ] && break
-		sleep 0.1
-	done
+	wait_written $(( $(grep -cE ' written(,|$)' "$T/err") + 2 ))
 	kill -INT "$XPID"
 	wait "$XPID"
 	XPID=
@@ -396,7 +435,7 @@ value() {
 	for f in "$T"/pd/profile-*Z.pb.gz; do
 		pprof_functions "$f" | awk -v f="$f" -F '\t' '$3 ~ /\/libs\/lib[0-9]+\.so$/ { print f, $1, $3 }'
 	done > "$T/named"
-	python3 - "$T/named" "$let" <<'PY'
+	/usr/bin/python3 - "$T/named" "$let" <<'PY'
 import collections, re, sys
 files = collections.defaultdict(set)
 unnamed = 0

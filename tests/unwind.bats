@@ -19,7 +19,7 @@ setup() {
 }
 
 teardown() {
-	stop_bg ${WPID:-} ${TPID:-}
+	stop_bg ${WPID:-} ${TPID:-} ${PYPID:-} ${SPAWNER:-}
 	remove_cgroup
 	assert_nothing_loaded profile offcputime offwaketime
 }
@@ -28,7 +28,35 @@ start() {
 	: > "$T/work"
 	"$@" > "$T/work" &
 	WPID=$!
-	wait_for_line "$T/work" '^pid '
+	wait_for_line "$T/work" '^pid ' 60
+}
+
+# sampled MS OUT ERR TOOL ARGS...: TOOL ARGS (-p $WPID among them, or
+# system-wide) from its banner until the workload ($WPID, which runs until
+# stopped) has had MS ms more of CPU, then stopped as with Ctrl-C: about
+# MS * F / 1000 samples of it at F Hz, however slowly a loaded machine runs
+# it. Standard output to OUT, error to ERR.
+sampled() {
+	local ms=$1 out=$2 err=$3
+	shift 3
+	tool_start "$out" "$err" "$@"
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + ms ))
+	tool_stop || fail "$(tail -n 5 "$err")"
+}
+
+# dlopened OUT ERR TOOL ARGS...: TOOL ARGS on nofp's dlopen mode ($WPID),
+# from its banner: its first chain a while, then (SIGUSR1) the library it
+# loads, whose code was not mapped when the process was first seen, a
+# while more.
+dlopened() {
+	local out=$1 err=$2
+	shift 2
+	tool_start "$out" "$err" "$@"
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 300 ))
+	kill -USR1 "$WPID"
+	wait_for_line "$T/work" '^loaded' 60
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 2000 ))
+	tool_stop || fail "$(tail -n 5 "$err")"
 }
 
 # share FOLDED LEAF CHAIN [MIN]: of the counts of folded lines holding frame
@@ -45,8 +73,8 @@ CHAIN="main;nofp_level1;nofp_level2;nofp_level3"
 
 @test "unwind: profile -f, a -O2 chain without frame pointers, whole to main" {
 	require_bpf
-	start "$NOFP" spin 6
-	"$BIN/profile" -v -p "$WPID" -F 199 -f 3 > "$T/folded" 2> "$T/err"
+	start "$NOFP" spin 0
+	sampled 3000 "$T/folded" "$T/err" "$BIN/profile" -v -p "$WPID" -F 199 -f
 	share "$T/folded" nofp_leaf "$CHAIN"
 	# -v says what each process got.
 	grep -qE "pid $WPID: CFI for [0-9]+ of [0-9]+ executable mappings" "$T/err"
@@ -59,7 +87,7 @@ CHAIN="main;nofp_level1;nofp_level2;nofp_level3"
 	run grep -E ';clock_gettime;\[unknown\]' "$T/folded"
 	assert_failure
 	# The kernel's frame-pointer walk, as before: the chain lost at once.
-	"$BIN/profile" --unwind=fp -p "$WPID" -F 199 -f 2 > "$T/fp" 2>/dev/null
+	sampled 2000 "$T/fp" "$T/fperr" "$BIN/profile" --unwind=fp -p "$WPID" -F 199 -f
 	run share "$T/fp" nofp_leaf "$CHAIN"
 	assert_failure
 	grep -q nofp_leaf "$T/fp"
@@ -67,9 +95,13 @@ CHAIN="main;nofp_level1;nofp_level2;nofp_level3"
 
 @test "unwind: the same chain in the text, JSON, SVG and pprof outputs" {
 	require_bpf
-	start "$NOFP" spin 8
-	"$BIN/profile" -p "$WPID" -F 199 --json --svg "$T/p.svg" --pprof "$T/p.pb.gz" 3 \
-		> "$T/json" 2>/dev/null
+	start "$NOFP" spin 0
+	sampled 3000 "$T/json" "$T/err" "$BIN/profile" -p "$WPID" -F 199 --json --svg "$T/p.svg" --pprof "$T/p.pb.gz"
+	sampled 2000 "$T/text" "$T/err" "$BIN/profile" -p "$WPID" -F 199
+	# The readers themselves: the folded output, read back each way, is itself.
+	sampled 1000 "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f --svg "$T/f.svg"
+	stop_bg "$WPID"
+	WPID=
 	# Each output read back into folded lines: nofp_leaf's samples whole to main.
 	json_folded "$T/json" > "$T/fromjson"
 	share "$T/fromjson" nofp_leaf "$CHAIN"
@@ -77,11 +109,8 @@ CHAIN="main;nofp_level1;nofp_level2;nofp_level3"
 	share "$T/fromsvg" nofp_leaf "$CHAIN"
 	pprof_folded "$T/p.pb.gz" > "$T/frompprof"
 	share "$T/frompprof" nofp_leaf "$CHAIN"
-	"$BIN/profile" -p "$WPID" -F 199 2 > "$T/text" 2>/dev/null
 	text_folded "$T/text" > "$T/fromtext"
 	share "$T/fromtext" nofp_leaf "$CHAIN"
-	# The readers themselves: the folded output, read back each way, is itself.
-	"$BIN/profile" -p "$WPID" -F 199 -f --svg "$T/f.svg" 1 > "$T/folded" 2>/dev/null
 	sort "$T/folded" > "$T/a"
 	svg_folded "$T/f.svg" | sort > "$T/b"
 	diff "$T/a" "$T/b"
@@ -89,15 +118,15 @@ CHAIN="main;nofp_level1;nofp_level2;nofp_level3"
 
 @test "unwind: through a shared library built without frame pointers" {
 	require_bpf
-	start "$NOFP" lib 5
-	"$BIN/profile" -p "$WPID" -F 199 -f 3 > "$T/folded" 2>/dev/null
+	start "$NOFP" lib 0
+	sampled 3000 "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f
 	share "$T/folded" nofplib_leaf "main;nofp_to_lib;nofplib_outer;nofplib_inner"
 }
 
 @test "unwind: through a signal handler, into the code it interrupted" {
 	require_bpf
-	start "$NOFP" signal 6
-	"$BIN/profile" -p "$WPID" -F 199 -f 3 > "$T/folded" 2>/dev/null
+	start "$NOFP" signal 0
+	sampled 3000 "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f
 	# handler leaf, handler, the kernel's return trampoline, then what it interrupted.
 	share "$T/folded" nofp_handler_leaf "main;nofp_waiter;.*;nofp_handler"
 }
@@ -109,21 +138,11 @@ pipe_traced() {
 	local out=$1
 	shift
 	start "$NOFP" pipe 20 10
-	: > "$out"
-	: > "$T/err"
-	"$@" -p "$WPID" > "$out" 2> "$T/err" &
-	TPID=$!
 	# The banner: on stdout with the text output, as bcc has it, else on stderr.
-	for ((i = 0; i < 100; i++)); do
-		cat "$out" "$T/err" | grep -q Tracing && break
-		sleep 0.1
-	done
-	[ "$i" -lt 100 ] || fail "$* said no Tracing banner: $(cat "$T/err")"
+	tool_start "$out" "$T/err" "$@" -p "$WPID"
 	kill -USR1 "$WPID"
-	wait_for_line "$T/work" '^done'
-	kill -INT "$TPID"
-	wait "$TPID"
-	TPID=
+	wait_for_line "$T/work" '^done' 120
+	tool_stop || fail "$(tail -n 5 "$T/err")"
 	stop_bg "$WPID"
 }
 
@@ -173,15 +192,15 @@ woken() {
 	require_bpf
 	# main and nofp_fp_top have CFI, no frame pointers; nofp_fp_outer and
 	# nofp_fp_inner (fpcode.c) frame pointers, no CFI; nofp_leaf CFI again.
-	start "$NOFP" fp 6
-	"$BIN/profile" -p "$WPID" -F 199 -f 3 > "$T/folded" 2>/dev/null
+	start "$NOFP" fp 0
+	sampled 3000 "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f
 	share "$T/folded" nofp_leaf "main;nofp_fp_top;nofp_fp_outer;nofp_fp_inner"
 	stop_bg "$WPID"
 	# A loop calling into libnofplib through the PLT: samples in the
 	# stub itself (no frame of its own, CFI the linker wrote) and in the
 	# library both have nofp_plt_loop and main above them.
-	start "$NOFP" plt 6
-	"$BIN/profile" -p "$WPID" -F 199 -f 3 > "$T/folded" 2>/dev/null
+	start "$NOFP" plt 0
+	sampled 3000 "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f
 	share "$T/folded" 'nofplib_tick@plt' "main;nofp_plt_loop"
 	share "$T/folded" nofplib_tick "main;nofp_plt_loop"
 	awk '/;nofplib_tick@plt /{ n += $NF } END { print n " samples in the stub"; exit !(n >= 10) }' "$T/folded"
@@ -191,8 +210,8 @@ woken() {
 	require_bpf
 	# GCC realigns nofp_realigned's frame through a register it saves:
 	# its CFA is *(rbp - 8), its caller's rbp at rbp itself.
-	start "$NOFP" realign 6
-	"$BIN/profile" -p "$WPID" -F 199 -f 3 > "$T/folded" 2>/dev/null
+	start "$NOFP" realign 0
+	sampled 3000 "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f
 	stop_bg "$WPID"
 	share "$T/folded" nofp_leaf "main;nofp_realign_top;nofp_realigned"
 	# OpenSSL's AES_encrypt realigns its stack and keeps its entry stack
@@ -200,9 +219,10 @@ woken() {
 	# whose leaf is an unexported function of libcrypto, and in rax, then
 	# rsi, over its prologue and epilogue (a first frame's registers are
 	# the interrupted ones). Every sample whole (before: 2 of 597, every
-	# walk through its body stopped there).
-	start "$NOFP" crypto 6
-	"$BIN/profile" -U -p "$WPID" -F 199 -f 3 > "$T/folded" 2>/dev/null
+	# walk through its body stopped there). 3 s of its CPU: about 597 samples,
+	# at least half of them in AES_encrypt.
+	start "$NOFP" crypto 0
+	sampled 3000 "$T/folded" "$T/err" "$BIN/profile" -U -p "$WPID" -F 199 -f
 	stop_bg "$WPID"
 	awk '/;AES_encrypt(;| )/ { all += $NF
 		if (/;main;nofp_crypto_loop;AES_encrypt(;| )/) whole += $NF; else print "not whole: " $0 }
@@ -217,8 +237,8 @@ woken() {
 	# record, whose "return address" is data. Before, the first ended the
 	# stack there unmarked, the second added two [unknown] frames above it.
 	for junk in zero stack; do
-		start "$NOFP" nocfi 6 "$junk"
-		"$BIN/profile" -p "$WPID" -U -F 199 -f 2 > "$T/$junk" 2>/dev/null
+		start "$NOFP" nocfi 0 "$junk"
+		sampled 2000 "$T/$junk" "$T/err" "$BIN/profile" -p "$WPID" -U -F 199 -f
 		stop_bg "$WPID"
 		awk '/;nofp_nocfi_mid(;| )/ { all += $NF
 			if (index($0, "nofp;[truncated:_no_CFI,_no_frame_pointer];nofp_nocfi_mid;nofp_nocfi_leaf") == 1) good += $NF }
@@ -240,8 +260,8 @@ user_frames() {
 	require_bpf
 	# How many frames sit above main, and main itself (_start's, libc's),
 	# from a shallow recursion: its whole stack, nothing marked.
-	start "$NOFP" deep 100 6
-	"$BIN/profile" -p "$WPID" -U -F 199 -f 2 > "$T/100" 2>/dev/null
+	start "$NOFP" deep 100 0
+	sampled 2000 "$T/100" "$T/err" "$BIN/profile" -p "$WPID" -U -F 199 -f
 	stop_bg "$WPID"
 	grep -q ";main$(printf ';nofp_deep%.0s' $(seq 100));nofp_leaf [0-9]*$" "$T/100" ||
 		fail "$(head -c 2000 "$T/100")"
@@ -251,8 +271,8 @@ user_frames() {
 	# mark (before, the 127th gave way to one). Its calls of
 	# clock_gettime go deeper: 127 frames and the mark.
 	deep=$((127 - above - 1))
-	start "$NOFP" deep "$deep" 6
-	"$BIN/profile" -p "$WPID" -U -F 199 -f 2 > "$T/127" 2>/dev/null
+	start "$NOFP" deep "$deep" 0
+	sampled 2000 "$T/127" "$T/err" "$BIN/profile" -p "$WPID" -U -F 199 -f
 	stop_bg "$WPID"
 	user_frames "$T/127" > "$T/n127"
 	awk '{ all += $3; if ($1 == 127 && !$2) good += $3 } END { printf "%d of %d samples 127 frames whole\n", good, all; exit !(all > 20 && good == all) }' "$T/n127" ||
@@ -261,8 +281,8 @@ user_frames() {
 	awk '/;clock_gettime( |;)/ { all += $NF; if ($0 ~ /^nofp;\[truncated:_deeper_than_127_frames\];/ && $0 !~ /;_start;/) good += $NF }
 		END { printf "%d of %d in clock_gettime marked\n", good, all; exit !(all && good * 100 >= 95 * all) }' "$T/127"
 	# 140 deep: the 127 frames nearest the leaf, then the mark.
-	start "$NOFP" deep 140 6
-	"$BIN/profile" -p "$WPID" -U -F 199 -f 2 > "$T/140" 2>/dev/null
+	start "$NOFP" deep 140 0
+	sampled 2000 "$T/140" "$T/err" "$BIN/profile" -p "$WPID" -U -F 199 -f
 	stop_bg "$WPID"
 	user_frames "$T/140" > "$T/n140"
 	awk '{ all += $3; if ($1 == 127 && $2) good += $3 } END { printf "%d of %d samples 127 frames and the mark\n", good, all; exit !(all > 20 && good == all) }' "$T/n140" ||
@@ -272,36 +292,35 @@ user_frames() {
 	assert_failure
 }
 
+# Debian's python3, as it ships (not one a version manager put first in
+# PATH), until stopped.
+PYSPIN='import os
+print("pid", os.getpid(), flush=True)
+while True:
+    sum(i * i for i in range(1000))'
+
 @test "unwind: python3, built without frame pointers, reaches Py_RunMain" {
 	require_bpf
-	start python3 -c 'import os, time
-print("pid", os.getpid(), flush=True)
-end = time.time() + 6
-while time.time() < end:
-    sum(i * i for i in range(1000))'
-	"$BIN/profile" -p "$WPID" -F 199 -f 3 > "$T/folded" 2>/dev/null
+	start /usr/bin/python3.11 -c "$PYSPIN"
+	sampled 3000 "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f
 	awk '{ all += $NF; if ($0 ~ /;Py_RunMain;/) whole += $NF }
 		END { printf "%d of %d samples reach Py_RunMain\n", whole, all; exit !(all > 100 && whole * 100 >= 95 * all) }' "$T/folded"
 }
 
 @test "unwind: tables that do not fit --unwind-memory are counted at exit, their stacks marked" {
 	require_bpf
-	start python3 -c 'import os, time
-print("pid", os.getpid(), flush=True)
-end = time.time() + 8
-while time.time() < end:
-    sum(i * i for i in range(1000))'
+	start /usr/bin/python3.11 -c "$PYSPIN"
 	# 1 MiB: 98,304 rows' worth, one chunk of 65,536 rows; the interpreter
 	# (or libpython) and libc need more.
-	"$BIN/profile" --unwind-memory 1 -p "$WPID" -F 199 -f 2 > "$T/folded" 2> "$T/err"
+	sampled 2000 "$T/folded" "$T/err" "$BIN/profile" --unwind-memory 1 -p "$WPID" -F 199 -f
 	grep -E "^profile: [1-9][0-9]* binaries' unwind tables did not fit \([0-9]+ of 65536 rows in use; [0-9]+ made later, when others were given back\): their frames were walked by frame pointers; raise --unwind-memory$" "$T/err" ||
 		fail "$(cat "$T/err")"
 	# The interpreter's code, without its table, has no frame pointers
 	# either: its stacks end marked where its tables would have gone on.
-	awk '{ all += $NF; if ($0 ~ /^python3;\[truncated:/) cut += $NF }
+	awk '{ all += $NF; if ($0 ~ /^python3(\.[0-9]+)?;\[truncated:/) cut += $NF }
 		END { printf "%d of %d marked\n", cut, all; exit !(all > 100 && cut * 100 >= 95 * all) }' "$T/folded"
 	# With the default 32 MiB everything fits, and nothing is said.
-	"$BIN/profile" -p "$WPID" -F 199 -f 1 > "$T/folded" 2> "$T/err"
+	sampled 1000 "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f
 	run grep -E 'did not fit|unwind-memory' "$T/err"
 	assert_failure
 	grep -q ';Py_RunMain;' "$T/folded"
@@ -313,24 +332,35 @@ while time.time() < end:
 	# --unwind-memory 1: 65,536 rows, of which Debian's python3.11 takes
 	# nearly all (64,575 in 3.11.2-6+deb12u6, 64,727 in deb12u9, as
 	# tests/unit/cfidump counts them): its libraries, libc among them, find
-	# no room. A program started 0.5 s in, while python3 still runs, is
-	# read at its exec, and again for the library it loads, with libc
-	# refused each time (ci98's case, which a sleep till python3 had gone
-	# used to dodge); once python3 has exited (3 s), the tool's
-	# once-a-second check gives its rows back and reads the program again,
-	# whose libc rows are made then: its stacks go on through libc (which
-	# has no frame pointers) to _start from then on, most of its 10 s.
-	# With --cgroup, only the group's processes are read at their exec:
-	# each joins it, then execs.
+	# no room. A program started while python3 still runs is read at its
+	# exec, and again for the library it loads, with libc refused each time
+	# (ci98's case, which a sleep till python3 had gone used to dodge); once
+	# python3 has exited, the tool's once-a-second check gives its rows back
+	# and reads the program again, whose libc rows are made then: its stacks
+	# go on through libc (which has no frame pointers) to _start from then
+	# on, most of its run (three times its CPU time before, and 2 s more at
+	# least). Each step waits for the tool's -v line, however slow the
+	# machine. With --cgroup, only the group's processes are read at their
+	# exec: each joins it, then execs.
 	local rows
 	rows=$("$BUILD/tests/unit/cfidump" /usr/bin/python3.11 | awk '{ print $1 }')
 	[ "$rows" -gt 60000 ] && [ "$rows" -lt 65536 ] ||
 		fail "python3.11 has $rows rows: this test wants it to nearly fill 65,536"
-	traced_while Sampling 'bash -c "echo \$\$ > $CG/cgroup.procs && exec /usr/bin/python3.11 -c \"import time
-end = time.time() + 3
-while time.time() < end:
-    sum(i * i for i in range(1000))\""
-		bash -c "sleep 0.5; echo \$\$ > $CG/cgroup.procs && exec $NOFP spin 10" > /dev/null' \
+	echo "$PYSPIN" > "$T/spin.py"
+	traced_while Sampling 'bash -c "echo \$\$ > $CG/cgroup.procs && exec /usr/bin/python3.11 $T/spin.py" > /dev/null &
+		PYPID=$!
+		wait_for_line "$T/err" "/python3.11: $rows unwind rows" 120
+		bash -c "echo \$\$ > $CG/cgroup.procs && exec $NOFP spin 0" > "$T/work" &
+		WPID=$!
+		wait_for_line "$T/work" "^pid " 60
+		wait_for_line "$T/err" "pid $WPID: CFI for " 120
+		stop_bg "$PYPID"
+		PYPID=
+		wait_for_line "$T/err" "libc.so.6: [0-9]+ unwind rows for" 120
+		before=$(cpu_ms "$WPID")
+		wait_cpu "$WPID" $(( before * 4 > before + 2000 ? before * 4 : before + 2000 ))
+		stop_bg "$WPID"
+		WPID=' \
 		"${PROFILE:-$BIN/profile}" -v --unwind-memory 1 --cgroup "$CG" -F 199 -f
 	grep -E "/python3.11: $rows unwind rows" "$T/err" ||
 		fail "$(grep -v libbpf "$T/err")"
@@ -358,7 +388,7 @@ while time.time() < end:
 	# Until it has had two seconds of CPU, however slowly it runs.
 	traced_while Sampling 'LD_LIBRARY_PATH=$T/lib "$T/sstream-cxx" 0 > "$T/work" &
 		SPID=$!
-		wait_for_line "$T/work" "^pid "
+		wait_for_line "$T/work" "^pid " 60
 		wait_cpu $SPID 2000
 		stop_bg $SPID' "$BIN/profile" -v -F 199 -f
 	grep -F "$T/lib/libstdc++.so.6: its unwind rows wait for a stack to reach it" "$T/err"
@@ -375,7 +405,7 @@ while time.time() < end:
 	# With -p, the process's rows are all made at start, big libraries' too.
 	LD_LIBRARY_PATH=$T/lib "$T/sstream-cxx" 0 > "$T/work" &
 	WPID=$!
-	wait_for_line "$T/work" '^pid '
+	wait_for_line "$T/work" '^pid ' 60
 	"$BIN/profile" -v -p "$WPID" -F 49 1 > /dev/null 2> "$T/err"
 	grep -F "$T/lib/libstdc++.so.6: " "$T/err" | grep -E ': [0-9]+ unwind rows for'
 	run grep -E "wait for a stack|before its unwind rows were made" "$T/err"
@@ -391,9 +421,8 @@ while time.time() < end:
 	require_bpf
 	# A kernel before 5.17, as BPFSCOPE_DISABLE makes this one: the legacy
 	# objects walk by a loop of calls, its user registers found by hand.
-	start "$NOFP" spin 6
-	BPFSCOPE_DISABLE=bpf_loop "$BIN/profile" -v --unwind=dwarf -p "$WPID" -F 199 -f 3 \
-		> "$T/folded" 2> "$T/err"
+	start "$NOFP" spin 0
+	sampled 3000 "$T/folded" "$T/err" env BPFSCOPE_DISABLE=bpf_loop "$BIN/profile" -v --unwind=dwarf -p "$WPID" -F 199 -f
 	grep -q 'profile: BPF programs for kernels before 5.17' "$T/err"
 	grep -q 'user stacks: CFI (.eh_frame), .*; no Python frames before Linux 5.17' "$T/err"
 	share "$T/folded" nofp_leaf "$CHAIN"
@@ -404,21 +433,15 @@ while time.time() < end:
 	require_bpf
 	cp "$WL/libnofplib.so" "$T/libdl.so"
 	start "$NOFP" dlopen "$T/libdl.so" 0
-	"$BIN/profile" -p "$WPID" -F 199 -f 4 > "$T/folded" 2>/dev/null
-	grep -q '^loaded' "$T/work"
+	dlopened "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f
 	# Its code was not mapped when the process was first seen: read again, then whole.
 	share "$T/folded" nofplib_leaf "main;nofp_dlopened;nofplib_outer;nofplib_inner"
 	stop_bg "$WPID"
 	# Another program first, then the nofp chain in the same process.
 	start "$WL/hostile" exec "$NOFP" spin 0
-	: > "$T/err"
-	"$BIN/profile" -p "$WPID" -F 199 -f > "$T/folded" 2> "$T/err" &
-	TPID=$!
-	wait_for_line "$T/err" Sampling
+	tool_start "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f
 	exec_after 300
-	kill -INT "$TPID"
-	wait "$TPID"
-	TPID=
+	tool_stop
 	grep -q '^hostile;.*hostile_before_exec' "$T/folded"
 	share "$T/folded" nofp_leaf "$CHAIN"
 }
@@ -428,12 +451,12 @@ while time.time() < end:
 	for lib in libdframe.so libdframez.so; do
 		# No index of .eh_frame's descriptions, which has none: .debug_frame's only.
 		readelf -SW "$WL/$lib" > "$T/sections"
-		! grep -q ' .eh_frame_hdr ' "$T/sections"
+		run grep ' .eh_frame_hdr ' "$T/sections"
+		assert_failure
 		grep ' .debug_frame ' "$T/sections" > "$T/dframe" || fail "$lib: no .debug_frame"
 		[ $lib = libdframe.so ] || grep -q ' C ' "$T/dframe" || fail "$lib: not compressed: $(cat "$T/dframe")"
-		start "$NOFP" dlopen "$WL/$lib" 5
-		"$BIN/profile" -p "$WPID" -F 199 -f 4 > "$T/folded" 2>/dev/null
-		grep -q '^loaded' "$T/work"
+		start "$NOFP" dlopen "$WL/$lib" 0
+		dlopened "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f
 		share "$T/folded" nofplib_leaf "main;nofp_dlopened;nofplib_outer;nofplib_inner"
 		stop_bg "$WPID"
 	done
@@ -452,9 +475,8 @@ while time.time() < end:
 		     /^Contents of the .debug_frame section/ { eh = 0 }
 		     / FDE / && $0 ~ fde { if (eh) bad = 1; else found = 1 } END { exit !(found && !bad) }' ||
 		fail "nofplib_leaf ($leaf): $(readelf --debug-dump=frames "$WL/libdmixed.so" | grep -E 'Contents|FDE')"
-	start "$NOFP" dlopen "$WL/libdmixed.so" 5
-	"$BIN/profile" -p "$WPID" -F 199 -f 4 > "$T/folded" 2>/dev/null
-	grep -q '^loaded' "$T/work"
+	start "$NOFP" dlopen "$WL/libdmixed.so" 0
+	dlopened "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f
 	share "$T/folded" nofplib_leaf "main;nofp_dlopened;nofplib_outer;nofplib_inner"
 }
 
@@ -527,9 +549,9 @@ cfi_agree() {
 
 @test "unwind: a process with more executable mappings than the map holds keeps libc's, the loader's and the vDSO's" {
 	require_bpf
-	start "$NOFP" maps 400 8
-	wait_for_line "$T/work" '^mapped 400'
-	"$BIN/profile" -v -p "$WPID" -F 199 -f 3 > "$T/folded" 2> "$T/err"
+	start "$NOFP" maps 400 0
+	wait_for_line "$T/work" '^mapped 400' 60
+	sampled 3000 "$T/folded" "$T/err" "$BIN/profile" -v -p "$WPID" -F 199 -f
 	# The program's, its library's, the C library's, the loader's and the
 	# vDSO's mappings kept, with their CFI; of the 400 pages mapped below the
 	# libraries, after them, what room was left. (A cut in address order
@@ -545,8 +567,15 @@ cfi_agree() {
 	require_bpf
 	cp "$WL/libnofplib.so" "$T/liba.so"
 	cp "$WL/libswaplib.so" "$T/libb.so"
-	start "$NOFP" swap "$T/liba.so" "$T/libb.so" 2.5
-	"$BIN/profile" -v -p "$WPID" -F 199 -f 7 > "$T/folded" 2> "$T/err"
+	# A second of its CPU in each, whenever the tool has started: the
+	# first library until it is told (SIGUSR1), the second until stopped.
+	start "$NOFP" swap "$T/liba.so" "$T/libb.so" 0
+	tool_start "$T/folded" "$T/err" "$BIN/profile" -v -p "$WPID" -F 199 -f
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 1000 ))
+	kill -USR1 "$WPID"
+	wait_for_line "$T/work" '^swaplib_outer ' 60
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 1000 ))
+	tool_stop || fail "$(tail -n 5 "$T/err")"
 	a=$(awk '$1 == "nofplib_outer" { print $2 }' "$T/work")
 	b=$(awk '$1 == "swaplib_outer" { print $2 }' "$T/work")
 	[ -n "$a" ] && [ "$a" = "$b" ] ||
@@ -588,16 +617,16 @@ named() {
 traced_while() {
 	local banner=$1 commands=$2
 	shift 2
+	# No duration of its own: it must not end before COMMANDS do.
+	[[ ! ${!#} =~ ^[0-9.]+$ ]] || fail "traced_while: $* has a duration"
 	: > "$T/folded"
 	: > "$T/err"
 	"$@" > "$T/folded" 2> "$T/err" &
 	TPID=$!
-	wait_for_line "$T/err" "$banner"
+	wait_for_line "$T/err" "$banner" 120
 	settled "$T/err"
 	eval "$commands"
-	kill -INT "$TPID"
-	wait "$TPID"
-	TPID=
+	tool_stop || fail "$(grep -v libbpf "$T/err" | tail -n 5)"
 }
 
 @test "unwind: short-lived processes, read at exec, named though gone before the report" {
@@ -677,7 +706,8 @@ traced_while() {
 @test "unwind: 2,000 libraries mapped and unmapped in turn: rows no process uses are given back, made again when mapped again" {
 	require_bpf
 	# 2,000 copies of a library of 1,557 rows (3.1 million rows in all),
-	# each dlopen()ed by a process of its own for 8 ms, in turn; then the
+	# each dlopen()ed by a process of its own for 8 ms of its CPU (about 4
+	# samples, however busy the machine), in turn; then the
 	# first 200 again, their rows given back long before. --unwind-memory 8
 	# has room for 786,432 rows: without giving rows back, 1,606 copies
 	# went without CFI and were said not to fit; without reading a binary
@@ -694,7 +724,7 @@ traced_while() {
 	# in the run: four quarters of the 2,000, then the 200 mapped again.
 	# Whole to main in each: 86-90% here; a process's first samples come
 	# before its maps are read, more of them on a loaded machine.
-	python3 - "$T/work" "$T/folded" <<'PY' || fail "$(cat "$T/err" | grep -v libbpf | tail -5)"
+	/usr/bin/python3 - "$T/work" "$T/folded" <<'PY' || fail "$(cat "$T/err" | grep -v libbpf | tail -5)"
 import json, sys
 lib = {}
 for line in open(sys.argv[1]):
@@ -715,11 +745,50 @@ sys.exit(not all(n >= 100 and w * 100 >= 60 * n for n, w in groups))
 PY
 }
 
+# notes_lost PID: "FULL RATE", the notes tool PID's BPF side could not
+# send so far (its ring full; execs past the rate), as the tool says them
+# at exit: from its map (bpftool), while it runs or is stopped.
+notes_lost() {
+	local id
+	for id in $(sed -n 's/^map_id:[[:space:]]*//p' /proc/"$1"/fdinfo/* 2> /dev/null | sort -un); do
+		[ "$(bpftool -j map show id "$id" | jq -r .name)" = notes_lost ] || continue
+		bpftool -j map dump id "$id" |
+			jq -r 'map(.formatted) | sort_by(.key) | map([.values[].value] | add | tostring) | join(" ")'
+		return 0
+	done
+	return 1
+}
+
+# wait_notes_lost PID FULL RATE: waits (5 minutes at most) until tool PID
+# has counted FULL notes lost to its full ring and RATE execs past the
+# rate, at least (notes_lost): what the execs a test runs add up to,
+# however fast the machine runs them.
+wait_notes_lost() {
+	local full=0 rate=0
+	for ((i = 0; i < 3000; i++)); do
+		read -r full rate < <(notes_lost "$1") || fail "pid $1 has no notes_lost map"
+		[ "$full" -ge "$2" ] && [ "$rate" -ge "$3" ] && return 0
+		sleep 0.1
+	done
+	fail "pid $1 counted $full notes lost to a full ring and $rate execs past the rate in 5 minutes, not $2 and $3"
+}
+
 @test "unwind: execs past 25 a second are not read at exec, said; a process among them is read at its first sample" {
 	require_bpf
-	traced_while Sampling 'for i in $(seq 800); do /bin/true; done; "$NOFP" spin 1 > /dev/null' \
+	# Execs one after another (hostile's execs mode, faster than a shell's
+	# loop) until 150 were past the rate, then a program started among
+	# them: the rate's tokens go to them, most likely, not to it.
+	traced_while Sampling '"$WL/hostile" execs /bin/true > /dev/null &
+		SPAWNER=$!
+		wait_notes_lost "$TPID" 0 150
+		"$NOFP" spin 0 > "$T/work" &
+		WPID=$!
+		wait_for_line "$T/work" "^pid " 60
+		wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 1000 ))
+		stop_bg "$SPAWNER" "$WPID"
+		SPAWNER= WPID=' \
 		"$BIN/profile" -v -F 99 -f
-	grep -E '^profile: [0-9]{3} processes not read at their exec \(more than 25 execs a second\)' "$T/err"
+	grep -E '^profile: [1-9][0-9]{2,} processes not read at their exec \(more than 25 execs a second\)' "$T/err"
 	# Its first sample or two by frame pointers, then by its CFI.
 	share "$T/folded" nofp_leaf "$CHAIN" 90
 }
@@ -729,9 +798,13 @@ PY
 	# nofp_inl_a and nofp_inl_b are always inlined into nofp_inline_host:
 	# only the -g build's DWARF knows them; the first frame (the loop in
 	# nofp_inl_b) and return addresses (its call of nofp_leaf) both.
-	start "$NOFP" inline 8
-	"$BIN/profile" -p "$WPID" -F 199 -f --svg "$T/p.svg" --pprof "$T/p.pb.gz" 2 \
-		> "$T/folded" 2> "$T/err"
+	start "$NOFP" inline 0
+	sampled 2000 "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f --svg "$T/p.svg" --pprof "$T/p.pb.gz"
+	# JSON as folded; bcc's text as perf script marks them.
+	sampled 1000 "$T/json" "$T/err" "$BIN/profile" -p "$WPID" -F 199 --json
+	sampled 1000 "$T/text" "$T/err" "$BIN/profile" -p "$WPID" -F 199
+	stop_bg "$WPID"
+	WPID=
 	awk '/;nofp_inline_host(;| )/ { all += $NF; if ($0 ~ /;main;nofp_inline_host;nofp_inl_a_\[i\];nofp_inl_b_\[i\](;| )/) whole += $NF }
 		END { printf "%d of %d\n", whole, all; exit !(all > 100 && whole * 100 >= 95 * all) }' "$T/folded"
 	grep -q ';nofp_inl_b_\[i\];nofp_leaf' "$T/folded"
@@ -744,17 +817,13 @@ PY
 	sed -n 2p "$T/loc" | grep -q '^ *nofp_inl_a '
 	sed -n 3p "$T/loc" | grep -q '^ *nofp_inline_host '
 	go tool pprof -traces "$T/p.pb.gz" 2>/dev/null | grep -q 'nofp_inl_a (inline)'
-	# JSON as folded; bcc's text as perf script marks them.
-	"$BIN/profile" -p "$WPID" -F 199 --json 1 > "$T/json" 2>/dev/null
 	grep '"nofp_inline_host"' "$T/json" | grep -q '"nofp_inl_a_\[i\]","nofp_inl_b_\[i\]"'
-	"$BIN/profile" -p "$WPID" -F 199 1 > "$T/text" 2>/dev/null
 	grep -B1 '^    nofp_inline_host$' "$T/text" | grep -q '^    nofp_inl_a (inlined)$'
 	# Without DWARF (stripped, .symtab kept): the same stacks without them.
-	stop_bg "$WPID"
 	objcopy --strip-debug "$NOFP" "$T/nofp-nodebug"
 	cp "$WL/libnofplib.so" "$T/"	# found by its $ORIGIN rpath
-	start "$T/nofp-nodebug" inline 4
-	"$BIN/profile" -p "$WPID" -F 199 -f 2 > "$T/folded" 2>/dev/null
+	start "$T/nofp-nodebug" inline 0
+	sampled 1000 "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f
 	grep -q ';main;nofp_inline_host;nofp_leaf' "$T/folded"
 	run grep -F '_[i]' "$T/folded"
 	assert_failure

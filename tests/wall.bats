@@ -60,7 +60,7 @@ wall_run() {
 	: > "$T/err"
 	"$BIN/profile" --wall -p "$WPID" -F 99 "$@" > "$T/out" 2> "$T/err" &
 	TPID=$!
-	wait_for_any 'Wall-clock time of PID' 20 "$T/out" "$T/err"
+	wait_for_any 'Wall-clock time of PID' 120 "$T/out" "$T/err"
 	# Asleep before the release too: its thread's time starts with the tool's.
 	sleep 0.5
 	kill -USR1 "$WPID"

@@ -8,6 +8,11 @@
 // main.main -> main.goComte -> comte_read -> read, which a goroutine
 // writes to every 10 ms from Go, main.goBeaufort -> os.(*File).Write (a
 // waker for offwaketime). Its C code keeps no frame pointers.
+//
+// usage: cgocheese go|c|nap|pipe SECONDS -- prints "ready" once it runs;
+// nap prints "nap" after each nap, pipe "read" after each read (a test
+// counts them). SECONDS 0 is until killed, and never past the test that
+// started it (untilStopped).
 package main
 
 /*
@@ -50,6 +55,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -97,6 +103,21 @@ func goBeaufort() {
 	}
 }
 
+// untilStopped: the end of a run of SECONDS 0, which a test stops. As
+// tests/workloads/lifetime.h has C's workloads do, it ends with the process
+// that started it (the test), however the test ends.
+func untilStopped() time.Time {
+	syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0)
+	if os.Getppid() == 1 {
+		os.Exit(1)
+	}
+	return time.Now().Add(100 * 365 * 24 * time.Hour)
+}
+
+// A line after each nap or read, written as directly as can be: fmt's
+// code, preempted, put stacks of its own among the ones the tests read.
+var napped, read = []byte("nap\n"), []byte("read\n")
+
 func main() {
 	if len(os.Args) != 3 {
 		fmt.Fprintln(os.Stderr, "usage: cgocheese go|c|nap|pipe SECONDS")
@@ -107,6 +128,9 @@ func main() {
 		os.Exit(2)
 	}
 	end := time.Now().Add(time.Duration(secs * float64(time.Second)))
+	if secs <= 0 {
+		end = untilStopped()
+	}
 	fd := -1
 	if os.Args[1] == "pipe" {
 		r, w, err := os.Pipe()
@@ -125,8 +149,10 @@ func main() {
 			sink += goLivarot(sink)
 		case "nap":
 			goPontleveque()
+			syscall.Write(1, napped)
 		case "pipe":
 			goComte(fd)
+			syscall.Write(1, read)
 		default:
 			sink += goCamembert(sink)
 		}

@@ -5,6 +5,10 @@
 // live heap one after another, whose marking runs by runtime.systemstack.
 //
 // usage: gowork cpu|sleep|block|grow|gc SECONDS
+//
+// Prints "ready" once it runs; sleep prints "slept" after each of its
+// sleeps (a test counts them). SECONDS 0 is until killed, and never past the
+// test that started it (untilStopped).
 package main
 
 import (
@@ -14,6 +18,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -147,6 +152,23 @@ func timed(f func(), end time.Time) {
 		"slow", atomic.LoadInt64(&slowOuter), "slow_inner", atomic.LoadInt64(&slowInner))
 }
 
+// untilStopped: the end of a run of SECONDS 0, which a test stops: a tool
+// whose start takes seconds on a loaded machine, or a test that runs it
+// several times, must not outlive what it traces. As tests/workloads/
+// lifetime.h has C's workloads do, it ends with the process that started
+// it (the test), however the test ends.
+func untilStopped() time.Time {
+	syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0)
+	if os.Getppid() == 1 {
+		os.Exit(1)
+	}
+	return time.Now().Add(100 * 365 * 24 * time.Hour)
+}
+
+// A line after each sleep, written as directly as can be: fmt's code,
+// preempted, put stacks of its own among the ones the tests read.
+var slept = []byte("slept\n")
+
 func main() {
 	if len(os.Args) != 3 {
 		fmt.Fprintln(os.Stderr, "usage: gowork cpu|sleep|block|grow|gc SECONDS")
@@ -157,6 +179,9 @@ func main() {
 		os.Exit(2)
 	}
 	end := time.Now().Add(time.Duration(secs * float64(time.Second)))
+	if secs <= 0 {
+		end = untilStopped()
+	}
 	fmt.Println("ready")
 	switch os.Args[1] {
 	case "block":
@@ -174,6 +199,7 @@ func main() {
 			sink += goCallerGamma(200000)
 		} else {
 			goSleeperDelta(20 * time.Millisecond)
+			syscall.Write(1, slept)
 		}
 	}
 }

@@ -6,19 +6,24 @@
  * usage: nofp spin SECONDS    -- main, nofp_level1..3, nofp_leaf burns CPU
  *        nofp lib SECONDS     -- main, nofp_to_lib, then nofplib_outer, _inner
  *                                and _leaf in libnofplib.so
- *        nofp dlopen LIB SECONDS -- nofp_level1's chain for a second, then
- *                                dlopen()s LIB (a copy of libnofplib.so) and
- *                                calls its nofplib_outer from nofp_dlopened
+ *        nofp dlopen LIB SECONDS -- nofp_level1's chain until SIGUSR1, then
+ *                                dlopen()s LIB (a copy of libnofplib.so),
+ *                                prints "loaded" and calls its nofplib_outer
+ *                                from nofp_dlopened
  *        nofp many LIB DIR N MS -- copies LIB (libpadlib.so) to DIR/libI.so
  *                                for I < N, then forks N + N / 10 processes
  *                                in turn, process I to dlopen() lib I % N,
  *                                call its nofplib_outer from nofp_dlopened
- *                                for MS ms and exit; prints "lib I pid PID"
- *                                for each, removes the copies, then "done"
+ *                                until it has had MS ms of CPU time (its
+ *                                thread's clock: as many samples each, however
+ *                                busy the machine) and exit; prints "lib I pid
+ *                                PID" for each, removes the copies, then "done"
  *        nofp swap LIB1 LIB2 SECONDS -- the same with LIB1 for SECONDS, which
  *                                it then dlclose()s, then LIB2 (libswaplib.so,
  *                                swaplib_outer...) for SECONDS; prints each
- *                                outer function's address as it starts
+ *                                outer function's address as it starts.
+ *                                SECONDS 0: LIB1 until SIGUSR1, LIB2 until
+ *                                stopped
  *        nofp signal SECONDS  -- nofp_waiter spins; a SIGALRM handler every
  *                                20 ms burns 10 ms in nofp_handler_leaf
  *        nofp pipe N MS       -- after SIGUSR1: a reader blocks N times in
@@ -51,7 +56,8 @@
  *                                system's libcrypto.so.3 (OpenSSL's assembly,
  *                                its CFA kept in the frame too), dlopen()ed;
  *                                exits 3 when there is none
- * Prints "pid PID" first. SECONDS 0 is until the test stops it (lifetime.h).
+ * Prints "pid PID" first (SIGUSR1 is caught by then). SECONDS 0 is until
+ * the test stops it (lifetime.h).
  */
 #include <alloca.h>
 #include <dlfcn.h>
@@ -74,13 +80,28 @@ void nofp_fp_outer(double until);
 void nofp_nocfi_mid(double until, unsigned long junk);
 
 static volatile unsigned long sink;
+static volatile sig_atomic_t released;
 static int fds[2], rounds, ms;
+
+static void on_usr1(int sig)
+{
+	released = 1;
+}
 
 static double now(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The calling thread's CPU time, in seconds. */
+static double cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
@@ -318,8 +339,24 @@ static int copy(const char *from, const char *to)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
-	double secs = argc > 2 ? lifetime(argv[2]) : 3;
+	/* The modes whose SECONDS is their first argument. */
+	static const char *const timed[] = { "spin", "inline", "lib", "fp", "nocfi", "realign",
+					     "crypto", "plt", "signal" };
+	double secs = 3;
 
+	for (size_t i = 0; i < sizeof(timed) / sizeof(timed[0]); i++)
+		if (!strcmp(mode, timed[i]) && argc > 2)
+			secs = lifetime(argv[2]);
+	/* Before "pid": a test may signal as soon as it reads it. */
+	if (!strcmp(mode, "pipe")) {
+		sigset_t set;
+
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+	} else {
+		signal(SIGUSR1, on_usr1);
+	}
 	printf("pid %d\n", getpid());
 	fflush(stdout);
 	if (!strcmp(mode, "maps") && argc == 4) {
@@ -346,7 +383,9 @@ int main(int argc, char **argv)
 		void *h;
 		void (*outer)(double);
 
-		nofp_level1(now() + 1);
+		/* Until the test, its tool tracing, says to: a loaded machine may take seconds to start it. */
+		while (!released)
+			nofp_level1(now() + 0.01);
 		h = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
 		outer = h ? (void (*)(double))dlsym(h, "nofplib_outer") : NULL;
 		if (!outer)
@@ -376,7 +415,9 @@ int main(int argc, char **argv)
 
 				if (!outer)
 					_exit(1);
-				nofp_dlopened(outer, now() + ms / 1000);
+				/* A millisecond at a time, until MS ms of its CPU time. */
+				for (double end = cpu_now() + ms / 1000; cpu_now() < end;)
+					nofp_dlopened(outer, now() + 0.001);
 				_exit(0);
 			}
 			if (pid < 0 || waitpid(pid, &status, 0) != pid || status)
@@ -390,6 +431,7 @@ int main(int argc, char **argv)
 		printf("done\n");
 	} else if (!strcmp(mode, "swap") && argc == 5) {
 		const char *outers[] = { "nofplib_outer", "swaplib_outer" };
+		double each = lifetime(argv[4]);
 
 		for (int i = 0; i < 2; i++) {
 			void *h = dlopen(argv[2 + i], RTLD_NOW | RTLD_LOCAL);
@@ -399,7 +441,13 @@ int main(int argc, char **argv)
 				return 1;
 			printf("%s %p\n", outers[i], (void *)outer);
 			fflush(stdout);
-			nofp_dlopened(outer, now() + atof(argv[4]));
+			if (i == 0 && isinf(each)) {
+				/* Until the test says to swap: in slices, so that SIGUSR1 ends them. */
+				while (!released)
+					nofp_dlopened(outer, now() + 0.01);
+			} else {
+				nofp_dlopened(outer, now() + each);
+			}
 			dlclose(h);
 		}
 	} else if (!strcmp(mode, "deep") && argc == 4) {
@@ -457,7 +505,6 @@ int main(int argc, char **argv)
 		ms = atoi(argv[3]);
 		sigemptyset(&set);
 		sigaddset(&set, SIGUSR1);
-		sigprocmask(SIG_BLOCK, &set, NULL);
 		if (pipe(fds))
 			return 1;
 		sigwait(&set, &sig);

@@ -6,9 +6,13 @@
  *                                          ("jit ADDR SIZE": where it is)
  *        hostile lib LIB SECONDS        -- spins in LIB's symlib_spin(), then exits
  *        hostile mapexec FILE           -- maps FILE executable ("addr ADDR"), waits
- *        hostile comm NAME SECONDS      -- renames itself NAME, spins
+ *        hostile comm NAME SECONDS      -- renames itself NAME (before "pid"), spins
  *        hostile exec PROG ARG...       -- spins until SIGUSR1, then becomes PROG
  *        hostile forks N MS             -- N processes in turn, each spinning MS ms
+ *        hostile execs PROG ARG...      -- runs PROG ARG... (its output to
+ *                                          /dev/null) again and again, one
+ *                                          at a time, until stopped: execs
+ *                                          as fast as the machine allows
  *        hostile maplibs N LIB DIR      -- loads N copies of LIB made in DIR
  *                                          ("lib I ADDR": each one's symlib_gamma)
  *        hostile randoms N               -- the first N values of glibc's random()
@@ -58,7 +62,9 @@ static void on_usr1(int sig)
 /* Until the test says to exec: a loaded machine may take seconds to start its tool. */
 __attribute__((noinline)) void hostile_before_exec(void)
 {
-	while (!go_on)
+	double end = now() + LIFETIME_MAX;
+
+	while (!go_on && now() < end)
 		sink++;
 }
 
@@ -113,8 +119,10 @@ int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
 
-	/* Before "pid": a test may signal as soon as it reads it. */
+	/* Before "pid": a test may signal as soon as it reads it, or trace it by its name. */
 	signal(SIGUSR1, on_usr1);
+	if (!strcmp(mode, "comm") && argc == 4)
+		prctl(PR_SET_NAME, argv[2]);
 	printf("pid %d\n", getpid());
 	fflush(stdout);
 	if (!strcmp(mode, "jit") && argc == 3)
@@ -149,12 +157,13 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(mode, "comm") && argc == 4) {
-		prctl(PR_SET_NAME, argv[2]);
 		hostile_named(lifetime(argv[3]));
 		return 0;
 	}
 	if (!strcmp(mode, "exec") && argc >= 3) {
 		hostile_before_exec();
+		if (!go_on)
+			return 1;
 		execv(argv[2], argv + 2);
 		return 1;
 	}
@@ -173,6 +182,24 @@ int main(int argc, char **argv)
 		}
 		printf("done\n");
 		return 0;
+	}
+	if (!strcmp(mode, "execs") && argc >= 3) {
+		int null = open("/dev/null", O_WRONLY);
+
+		lifetime("0");
+		if (null < 0)
+			return 1;
+		for (;;) {
+			pid_t pid = fork();
+
+			if (pid == 0) {
+				dup2(null, STDOUT_FILENO);
+				execv(argv[2], argv + 2);
+				_exit(127);
+			}
+			if (pid < 0 || waitpid(pid, NULL, 0) != pid)
+				return 1;
+		}
 	}
 	if (!strcmp(mode, "maplibs") && argc == 5) {
 		int n = atoi(argv[2]);
