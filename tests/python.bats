@@ -371,7 +371,7 @@ calls() {
 @test "python: a fake interpreter whose frame chain loops ends bounded, its hostile name escaped; an unknown version stays native" {
 	require_bpf
 	gcc -O2 -o "$T/fakepy" "$ROOT/tests/python/fakepy.c"
-	gcc -O2 -DPY_VERSION=0x030c00f0UL -o "$T/fakepy-3.12" "$ROOT/tests/python/fakepy.c"
+	gcc -O2 -DPY_VERSION=0x030f00f0UL -o "$T/fakepy-3.15" "$ROOT/tests/python/fakepy.c"
 	: > "$T/work"
 	"$T/fakepy" 0 > "$T/work" &
 	WPID=$!
@@ -397,14 +397,14 @@ calls() {
 	assert_output 0
 	stop_work
 	: > "$T/work"
-	"$T/fakepy-3.12" 0 > "$T/work" &
+	"$T/fakepy-3.15" 0 > "$T/work" &
 	WPID=$!
 	wait_for_line "$T/work" '^pid ' 60
 	tool_start "$T/out" "$T/err" "$BIN/profile" -v -f -F 99 -p "$WPID"
 	more_cpu "$WPID" 500
 	tool_stop || fail "profile failed: $(cat "$T/err")"
 	stop_work
-	grep -q 'fakepy-3.12: CPython 3.12, whose structures are not known: its Python frames are not read' "$T/err"
+	grep -q "fakepy-3.15: CPython 3.15, whose structures are not known here: its Python frames are not read" "$T/err" || fail "not said: $(cat "$T/err")"
 	run grep -c 'main;_PyEval_EvalFrameDefault [0-9]*$' "$T/out"
 	refute_output 0
 	run grep -c '(' "$T/out"
