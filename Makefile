@@ -106,6 +106,8 @@ deps:
 	@tests/go/fetch 1.24 $(OUTPUT)/cache/go > /dev/null
 	@# The CPythons of other Debian releases tests/python.bats runs chrooted.
 	@for v in 3.9 3.13 3.14; do tests/python/fetch $$v $(OUTPUT)/cache/python/$$v > /dev/null || exit 1; done
+	@# The Node.js releases tests/node.bats runs chrooted (V8 in Debian's libnode.so).
+	@for v in 18 20 24; do tests/node/fetch $$v $(OUTPUT)/cache/node/$$v > /dev/null || exit 1; done
 
 deps-check:
 	@scripts/deps.sh check $(DEPS_GROUPS)

@@ -165,7 +165,7 @@ static __always_inline bool unwind_push(struct unwind_walk *st, struct unwind_ou
 		return false;
 	out->trace->ips[n] = ip;
 	if (out->sps)
-		out->sps->sp[n] = st->sp;
+		out->sps->sp[n] = st->sp | st->via_fp;
 	st->n = n + 1;
 	return true;
 }

@@ -232,6 +232,7 @@ struct unwind_build_id {
 enum runtime_id {
 	RUNTIME_NONE,
 	RUNTIME_PYTHON,		/* CPython: bpf/runtimes/python.h */
+	RUNTIME_V8,		/* Node.js: bpf/runtimes/v8.h */
 	RUNTIMES,
 	/* Not a frame: the data of the runtime frame before it, which needs more than one slot. */
 	RUNTIME_DATA = 7,
@@ -256,6 +257,8 @@ struct unwind_counts {
 	__u64 py_unknown;	/* Python frames whose code object could not be read */
 	__u64 py_no_thread;	/* stacks in the interpreter loop without a thread state found */
 	__u64 lazy;		/* stacks through a big library before its rows were made */
+	__u64 js_frames;	/* JavaScript frames named by their function */
+	__u64 js_unknown;	/* ... whose function could not be read */
 };
 
 /*
@@ -271,6 +274,8 @@ struct unwind_counts {
 #define UNWIND_MARK_READ	0xfffffffffffffff3ULL	/* stack memory it could not read */
 /* Not an end: a Python frame whose code object could not be read. */
 #define UNWIND_MARK_PY_UNKNOWN	0xfffffffffffffff4ULL
+/* Not an end: a JavaScript frame whose function could not be read. */
+#define UNWIND_MARK_JS_UNKNOWN	0xfffffffffffffff6ULL
 /* A goroutine parked by mcall that another thread resumed since: nothing saved is left. */
 #define UNWIND_MARK_GO_RESUMED	0xfffffffffffffff5ULL
 

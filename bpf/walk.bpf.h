@@ -108,7 +108,12 @@ struct {
  * The stack pointer of each frame of the last walk on this CPU, beside its
  * address in the trace: where a frame's locals lie, between its own and
  * its caller's, for runtimes that keep state there (CPython's entry frames).
+ * Its low bit (stack pointers are 8-aligned) says the frame's address was
+ * read by the frame-pointer step from the frame before: that frame's own
+ * frame pointer was then this stack pointer less the two words (V8's).
  */
+#define UNWIND_SP_VIA_FP	1ULL
+
 struct unwind_sps {
 	__u64 sp[STACK_MAX_DEPTH];
 };

@@ -176,6 +176,10 @@ static void colour(const struct node *n, char *buf, size_t size)
 	case FRAME_PYTHON:
 		snprintf(buf, size, "rgb(%u,%u,%u)", 90 + h % 40, 110 + (h >> 8) % 50, 210 + (h >> 16) % 45);
 		break;
+	case FRAME_JS:
+		/* V8's yellow, less red than the user frames' orange. */
+		snprintf(buf, size, "rgb(%u,%u,%u)", 200 + h % 40, 190 + (h >> 8) % 40, 40 + (h >> 16) % 40);
+		break;
 	case FRAME_STATE:
 		if (!strcmp(n->name, "[running]"))
 			snprintf(buf, size, "rgb(230,60,50)");

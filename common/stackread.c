@@ -243,9 +243,6 @@ int stackread__kernel(struct stackread *st, __u64 key, struct frame *out)
 	return k;
 }
 
-/* A Python function that could not be named. */
-static const char PY_UNKNOWN_NAME[] = "[unknown python]";
-
 /* What ended a stack the unwinder could not finish, in place of a frame. */
 static const char *unwind_mark(__u64 ip)
 {
@@ -257,7 +254,9 @@ static const char *unwind_mark(__u64 ip)
 	case UNWIND_MARK_READ:
 		return "[truncated: stack not readable]";
 	case UNWIND_MARK_PY_UNKNOWN:
-		return PY_UNKNOWN_NAME;
+		return runtime__unknown_name(RUNTIME_FRAME(RUNTIME_PYTHON, 0));
+	case UNWIND_MARK_JS_UNKNOWN:
+		return runtime__unknown_name(RUNTIME_FRAME(RUNTIME_V8, 0));
 	case UNWIND_MARK_GO_RESUMED:
 		return "[truncated: goroutine resumed elsewhere]";
 	}
@@ -312,7 +311,8 @@ static int drop_trampolines(struct frame *f, int n)
 	bool runtime = false;
 
 	for (int i = 0; i < n && !runtime; i++)
-		runtime = f[i].kind == FRAME_PYTHON || f[i].name == PY_UNKNOWN_NAME;
+		runtime = f[i].kind == FRAME_PYTHON || f[i].kind == FRAME_JS ||
+			  runtime__is_unknown_name(f[i].name);
 	if (!runtime)
 		return n;
 	for (int i = 0; i < n; i++)
@@ -360,9 +360,10 @@ int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key
 				data = st->trace.ips[++i];
 			if (RUNTIME_FRAME_ID(addr) == RUNTIME_DATA ||
 			    syms__runtime_frame(st->syms, proc, addr, data, &rf))
-				out[k++] = (struct frame){ .name = PY_UNKNOWN_NAME, .kind = FRAME_UNKNOWN };
+				out[k++] = (struct frame){ .name = runtime__unknown_name(addr),
+							   .kind = FRAME_UNKNOWN };
 			else
-				out[k++] = (struct frame){ .name = rf.name, .kind = FRAME_PYTHON,
+				out[k++] = (struct frame){ .name = rf.name, .kind = rf.kind,
 							   .func = rf.func, .file = rf.file,
 							   .line = rf.line };
 			continue;

@@ -1034,6 +1034,8 @@ static void read_counts(const struct unwinder *u, struct unwind_counts *sum)
 		sum->py_unknown += per[i].py_unknown;
 		sum->py_no_thread += per[i].py_no_thread;
 		sum->lazy += per[i].lazy;
+		sum->js_frames += per[i].js_frames;
+		sum->js_unknown += per[i].js_unknown;
 	}
 	free(per);
 }
@@ -1051,12 +1053,13 @@ void unwinder__warn_losses(const struct unwinder *u)
 		 "%zu rows, %llu of them with rules it does not follow, where stacks end marked), "
 		 "%llu processes (%llu forgotten at their exit); %llu interpreter loop frames in "
 		 "Python's, %llu Python frames unknown, %llu stacks in Python without its thread "
-		 "state",
+		 "state; %llu JavaScript frames named by their function, %llu unknown",
 		 (unsigned long long)c->cfi,
 		 (unsigned long long)c->by_build_id, (unsigned long long)c->fp,
 		 (unsigned long long)c->truncated, u->binaries, u->with_cfi, rowstore__used(u->rows),
 		 u->unsupported, u->processes, u->exits, (unsigned long long)c->py_loops,
-		 (unsigned long long)c->py_unknown, (unsigned long long)c->py_no_thread);
+		 (unsigned long long)c->py_unknown, (unsigned long long)c->py_no_thread,
+		 (unsigned long long)c->js_frames, (unsigned long long)c->js_unknown);
 	pr_debug("unwind rows: %zu held in %zu chunks of %u (%zu KiB); %llu binaries' given back "
 		 "when no process used them, %llu made again; %llu big libraries' left until a "
 		 "stack reached them, %llu made then", rowstore__used(u->rows),
@@ -1096,11 +1099,15 @@ void unwinder__warn_losses(const struct unwinder *u)
 			"than %u rows to a function, or %u steps in all): walked by frame pointers",
 			u->lost.complex, CFI_MAX_FDE_ROWS, CFI_MAX_WORK);
 	if (u->lost.runtimes)
-		pr_warn("%llu processes running Python had no room for their interpreter: their "
-			"Python frames show as its loop; raise --unwind-memory", u->lost.runtimes);
+		pr_warn("%llu processes running Python or Node.js had no room for their "
+			"interpreter: their frames show as native code; raise --unwind-memory",
+			u->lost.runtimes);
 	if (c->py_unknown)
 		pr_warn("%llu Python frames are [unknown python]: their code object could not be "
 			"read where the stack was taken", (unsigned long long)c->py_unknown);
+	if (c->js_unknown)
+		pr_warn("%llu JavaScript frames are [unknown js]: their function could not be read "
+			"where the stack was taken", (unsigned long long)c->js_unknown);
 	if (u->lost.too_many)
 		pr_warn("%llu binaries have more unwind rows than the walk can search (%u): their "
 			"frames were walked by frame pointers", u->lost.too_many,

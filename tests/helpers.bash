@@ -250,3 +250,13 @@ sanitizer_option ASAN_OPTIONS exitcode 99
 sanitizer_option UBSAN_OPTIONS exitcode 99
 sanitizer_option LSAN_OPTIONS exitcode 99
 sanitizer_option LSAN_OPTIONS suppressions "$ROOT/tests/lsan.supp"
+
+# chain_share JSON TID VALUE CHAIN MIN: of thread TID's VALUE ("samples",
+# "total_us") in JSON, the share whose frames hold CHAIN (";"-joined, in
+# order, contiguous); fails under MIN percent, or with less than 100.
+chain_share() {
+	jq -r --argjson tid "$2" --arg v "$3" 'select(.pid == $tid) | [.[$v], (.frames | join(";"))] | @tsv' "$1" |
+		awk -F'\t' -v chain="$4" -v min="$5" '{ all += $1; if (index($2, chain)) whole += $1 }
+			END { printf "%d of %d the chain\n", whole, all
+			      exit !(all >= 100 && whole * 100 >= all * min) }'
+}

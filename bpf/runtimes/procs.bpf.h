@@ -3,6 +3,7 @@
 #ifndef BPFSCOPE_PROCS_BPF_H
 #define BPFSCOPE_PROCS_BPF_H
 
+#include "walk.bpf.h"
 #include "stack_key.h"
 #include "runtimes/runtime_proc.h"
 
@@ -34,6 +35,40 @@ static __always_inline struct runtime_proc *runtime_proc_of(const struct proc_ke
 	if (p->exec_id != k->exec_id || p->start_ns != k->start_ns)
 		return NULL;
 	return p;
+}
+
+/*
+ * Runtime frames announced to user space, which reads their names while
+ * the process lives: per CPU, by a hash of the frame, its data and its
+ * process; a slot taken by another is announced again, which user space
+ * takes as seen.
+ */
+#define RUNTIME_SEEN_SLOTS 4096
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64[RUNTIME_SEEN_SLOTS]);
+} runtime_seen SEC(".maps");
+
+/* Tells user space of runtime frame @v (and its @data) of process @k, unless this CPU told it lately. */
+static __always_inline void runtime_announce(const struct proc_key *k, __u64 v, __u64 data)
+{
+	__u64 tag = v ^ data * 0xbf58476d1ce4e5b9ULL ^ k->start_ns * 0x9e3779b97f4a7c15ULL ^
+		    k->tgid, *slot;
+	__u64 (*seen)[RUNTIME_SEEN_SLOTS];
+	__u32 zero = 0, i;
+
+	seen = bpf_map_lookup_elem(&runtime_seen, &zero);
+	if (!seen)
+		return;
+	i = (tag ^ tag >> 29) & (RUNTIME_SEEN_SLOTS - 1);
+	slot = &(*seen)[i];
+	if (*slot == tag)
+		return;
+	*slot = tag;
+	proc_announce_frame(k, v, data);
 }
 
 #endif

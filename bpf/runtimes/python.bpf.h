@@ -60,21 +60,6 @@ struct {
 	__type(value, struct py_scratch);
 } py_scratch SEC(".maps");
 
-/*
- * Python frames announced to user space, which reads their names while
- * the process lives: per CPU, by a hash of the frame and its process; a
- * slot taken by another is announced again, which user space takes as
- * seen.
- */
-#define PY_SEEN_SLOTS 4096
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64[PY_SEEN_SLOTS]);
-} py_seen SEC(".maps");
-
 #ifndef BPFSCOPE_LEGACY
 
 /*
@@ -243,24 +228,6 @@ static __always_inline bool py_in_eval(const struct py_proc *py, __u64 v)
 	return in;
 }
 
-/* Tells user space of Python frame @v, unless this CPU told it lately. */
-static __always_inline void py_announce(const struct proc_key *k, __u64 v)
-{
-	__u64 tag = v ^ (k->start_ns * 0x9e3779b97f4a7c15ULL) ^ k->tgid, *slot;
-	__u64 (*seen)[PY_SEEN_SLOTS];
-	__u32 zero = 0, i;
-
-	seen = bpf_map_lookup_elem(&py_seen, &zero);
-	if (!seen)
-		return;
-	i = (tag ^ tag >> 29) & (PY_SEEN_SLOTS - 1);
-	slot = &(*seen)[i];
-	if (*slot == tag)
-		return;
-	*slot = tag;
-	proc_announce_frame(k, v, 0);
-}
-
 /* Appends @v to the merged stack, if there is room. */
 static __always_inline void py_emit(struct py_scratch *s, __u64 v)
 {
@@ -297,7 +264,7 @@ static __always_inline void py_emit_code(struct py_scratch *s, __u64 code)
 	if (v == UNWIND_MARK_PY_UNKNOWN)
 		UNWIND_COUNT(py_unknown);
 	else
-		py_announce(&s->key, v);
+		runtime_announce(&s->key, v, 0);
 }
 
 /* The loop's frame is replaced, or kept where no Python frame took its place. */
@@ -445,7 +412,7 @@ __noinline int py_merge_one(void)
 		/* Tested on the register used for the load: clang may test another copy. */
 		barrier_var(up);
 		if (up < s->nin && up < STACK_MAX_DEPTH)
-			s->hi = sps->sp[up];
+			s->hi = sps->sp[up] & ~UNWIND_SP_VIA_FP;
 		return 0;
 	}
 	py_emit(s, v);
@@ -469,8 +436,8 @@ static __always_inline void py_stack_bounds(struct py_scratch *s, int n)
 	barrier_var(last);
 	if (!sc || last >= STACK_MAX_DEPTH)
 		return;
-	s->stack_lo = sc->sps.sp[0];
-	s->stack_hi = sc->sps.sp[last];
+	s->stack_lo = sc->sps.sp[0] & ~UNWIND_SP_VIA_FP;
+	s->stack_hi = sc->sps.sp[last] & ~UNWIND_SP_VIA_FP;
 }
 
 /*

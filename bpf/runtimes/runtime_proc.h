@@ -5,6 +5,7 @@
 
 #include "unwind.h"
 #include "runtimes/python.h"
+#include "runtimes/v8.h"
 
 /*
  * A process running a runtime's interpreter, by its tgid: the image it
@@ -17,6 +18,7 @@ struct runtime_proc {
 	__u64 start_ns;
 	union {
 		struct py_proc py;
+		struct v8_proc v8;
 	};
 };
 

@@ -5,20 +5,24 @@
 
 #include "walk.bpf.h"
 #include "runtimes/python.bpf.h"
+#include "runtimes/v8.bpf.h"
 
 /* A walk of process @k begins: a runtime that runs there readies its part. */
 static __always_inline void runtimes_start(const struct proc_key *k)
 {
 	py_start(k);
+	v8_start(k);
 }
 
 /*
  * The native walk of @n frames is in @t (this CPU's stack_scratch): each
  * runtime's frames take the place of its interpreter's. The new depth.
+ * A process runs one runtime (runtime_procs has one entry a process):
+ * the others leave the stack as it is.
  */
 static __always_inline int runtimes_merge(struct stack_trace *t, int n)
 {
-	return py_merge(t, n);
+	return v8_merge(t, py_merge(t, n));
 }
 
 #endif

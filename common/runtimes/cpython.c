@@ -10,6 +10,8 @@
 #include "disasm.h"
 #include "elffile.h"
 #include "runtimes/cpython.h"
+#include "runtimes/names.h"
+#include "runtimes/remote.h"
 #include "runtimes/runtime.h"
 #include "runtimes/seam.h"
 #include "tool.h"
@@ -448,15 +450,6 @@ void python__bpf_proc(const struct py_binary *pb, uint64_t bias, uint32_t id,
 	}
 }
 
-/* Reads @len bytes at @addr of process @pid. */
-static int read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-
-	return n == (ssize_t)len ? 0 : -EFAULT;
-}
-
 bool python__trampolines(const struct py_binary *pb, pid_t pid, uint64_t start, uint64_t end,
 			 struct unwind_row *row)
 {
@@ -475,7 +468,7 @@ bool python__trampolines(const struct py_binary *pb, pid_t pid, uint64_t start, 
 	uint8_t code[sizeof(endbr) + sizeof(sub)];
 	const uint8_t *c = code;
 
-	if (pb->minor < 12 || end - start < sizeof(code) || read_mem(pid, start, code, sizeof(code)))
+	if (pb->minor < 12 || end - start < sizeof(code) || remote__read(pid, start, code, sizeof(code)))
 		return false;
 	if (!memcmp(c, endbr, sizeof(endbr)))
 		c += sizeof(endbr);
@@ -495,110 +488,6 @@ bool python__trampolines(const struct py_binary *pb, pid_t pid, uint64_t start, 
 /* A name's characters kept at most, and a file's. */
 #define PY_NAME_MAX 256
 #define PY_FILE_MAX 1024
-/* Names kept at most, for all processes (runs without end forget the exited). */
-#define PY_NAMES_MAX 65536
-#define PY_NAMES_BUCKETS 4096
-
-struct py_entry {
-	struct py_entry *next;
-	struct proc_key proc;
-	uint64_t v;
-	struct py_name name;	/* .name NULL: could not be read */
-};
-
-struct py_names {
-	struct py_entry *buckets[PY_NAMES_BUCKETS];
-	size_t n;
-	size_t bytes, limit;		/* held, and the most kept (0: no bound) */
-	unsigned long long unreadable;	/* process gone, or memory not readable */
-	unsigned long long changed;	/* the code object was not the frame's any more */
-	unsigned long long full;	/* not kept: PY_NAMES_MAX, or the limit, reached */
-};
-
-struct py_names *py_names__new(void)
-{
-	return calloc(1, sizeof(struct py_names));
-}
-
-void py_names__set_limit(struct py_names *n, size_t bytes)
-{
-	n->limit = bytes;
-}
-
-size_t py_names__bytes(const struct py_names *n)
-{
-	return n ? n->bytes : 0;
-}
-
-/* What entry @e takes, its strings and itself. */
-static size_t entry_bytes(const struct py_entry *e)
-{
-	const struct py_name *m = &e->name;
-
-	return sizeof(*e) + (m->name ? strlen(m->name) + strlen(m->func) + strlen(m->file) + 3 : 0);
-}
-
-static void name_free(struct py_name *n)
-{
-	free((char *)n->name);
-	free((char *)n->func);
-	free((char *)n->file);
-}
-
-static void entry_free(struct py_entry *e)
-{
-	name_free(&e->name);
-	free(e);
-}
-
-void py_names__free(struct py_names *n)
-{
-	if (!n)
-		return;
-	for (size_t i = 0; i < PY_NAMES_BUCKETS; i++)
-		for (struct py_entry *e = n->buckets[i], *next; e; e = next) {
-			next = e->next;
-			entry_free(e);
-		}
-	free(n);
-}
-
-static size_t bucket_of(const struct proc_key *p, uint64_t v)
-{
-	uint64_t h = (v ^ p->start_ns) * 0x9e3779b97f4a7c15ULL ^ p->tgid;
-
-	return (h ^ h >> 31) % PY_NAMES_BUCKETS;
-}
-
-static bool same_proc(const struct proc_key *a, const struct proc_key *b)
-{
-	return a->tgid == b->tgid && a->exec_id == b->exec_id && a->start_ns == b->start_ns;
-}
-
-/* Appends code point @c to @out as UTF-8, if it fits: the length written. */
-static size_t put_utf8(char *out, size_t room, uint32_t c)
-{
-	char b[4];
-	size_t len;
-
-	if (c < 0x80) {
-		b[0] = c, len = 1;
-	} else if (c < 0x800) {
-		b[0] = 0xc0 | c >> 6, b[1] = 0x80 | (c & 0x3f), len = 2;
-	} else if (c < 0x10000) {
-		b[0] = 0xe0 | c >> 12, b[1] = 0x80 | (c >> 6 & 0x3f), b[2] = 0x80 | (c & 0x3f);
-		len = 3;
-	} else if (c < 0x110000) {
-		b[0] = 0xf0 | c >> 18, b[1] = 0x80 | (c >> 12 & 0x3f);
-		b[2] = 0x80 | (c >> 6 & 0x3f), b[3] = 0x80 | (c & 0x3f), len = 4;
-	} else {
-		b[0] = '?', len = 1;
-	}
-	if (len > room)
-		return 0;
-	memcpy(out, b, len);
-	return len;
-}
 
 /*
  * A str object's text at @addr of process @pid, as UTF-8 into @out (at
@@ -616,7 +505,7 @@ static int read_str(pid_t pid, const struct py_binary *pb, uint64_t addr, char *
 	int64_t len;
 	size_t chars, o = 0;
 
-	if (!addr || read_mem(pid, addr, hdr, sizeof(hdr)))
+	if (!addr || remote__read(pid, addr, hdr, sizeof(hdr)))
 		return -EFAULT;
 	memcpy(&len, hdr + 16, sizeof(len));
 	memcpy(&state, hdr + 32, sizeof(state));
@@ -627,18 +516,18 @@ static int read_str(pid_t pid, const struct py_binary *pb, uint64_t addr, char *
 		return -EINVAL;
 	if (compact)
 		data = addr + (ascii ? pb->ascii_data : pb->compact_data);
-	else if (read_mem(pid, addr + pb->compact_data, &data, sizeof(data)))
+	else if (remote__read(pid, addr + pb->compact_data, &data, sizeof(data)))
 		return -EFAULT;
 	if (max > PY_FILE_MAX)
 		max = PY_FILE_MAX;
 	chars = (uint64_t)len < max ? (size_t)len : max;
-	if (chars && read_mem(pid, data, raw, chars * kind))
+	if (chars && remote__read(pid, data, raw, chars * kind))
 		return -EFAULT;
 	for (size_t i = 0; i < chars && o + 4 < size; i++) {
 		uint32_t c = kind == 1 ? raw[i] : kind == 2 ? ((uint16_t *)raw)[i] :
 			     ((uint32_t *)raw)[i];
 		/* A NUL would end the name here; spelled as the escapers spell bytes. */
-		size_t w = c ? put_utf8(out + o, size - o - 1, c) :
+		size_t w = c ? utf8__put(out + o, size - o - 1, c) :
 			   o + 5 < size ? (memcpy(out + o, "\\x00", 4), 4) : 0;
 
 		if (!w)
@@ -653,121 +542,40 @@ static int read_str(pid_t pid, const struct py_binary *pb, uint64_t addr, char *
 	return 0;
 }
 
+/* A Python frame to be named: its process, interpreter and frame. */
+struct py_read {
+	const struct proc_key *p;
+	const struct py_binary *pb;
+	uint64_t bias, v;
+};
+
 /*
  * Reads frame @v's code object in process @p: its name, file and first
  * line, if it is still the code object the frame was taken from (its type
  * PyCode_Type, its check the same).
  */
-static int read_name(const struct proc_key *p, const struct py_binary *pb, uint64_t bias,
-		     uint64_t v, struct py_names *n, struct py_name *out)
+static int read_name(void *ctx, struct frame_name *out)
 {
-	char name[4 * PY_NAME_MAX + 4], file[4 * PY_FILE_MAX + 4], *display;
-	uint64_t code = PY_FRAME_CODE(v), type, name_obj, file_obj;
+	const struct py_read *r = ctx;
+	const struct py_binary *pb = r->pb;
+	char name[4 * PY_NAME_MAX + 4], file[4 * PY_FILE_MAX + 4];
+	uint64_t code = PY_FRAME_CODE(r->v), type, name_obj, file_obj;
 	uint8_t obj[PY_CODE_READ];
-	const char *base;
 	uint32_t line;
 
-	if (read_mem(p->tgid, code, obj, sizeof(obj))) {
-		n->unreadable++;
+	if (remote__read(r->p->tgid, code, obj, sizeof(obj)))
 		return -EFAULT;
-	}
 	memcpy(&type, obj + 8, sizeof(type));
 	memcpy(&name_obj, obj + pb->l.code_name, sizeof(name_obj));
 	memcpy(&file_obj, obj + pb->l.code_filename, sizeof(file_obj));
 	memcpy(&line, obj + pb->l.code_firstlineno, sizeof(line));
-	if (type != pb->code_type + bias ||
-	    py_frame_check(name_obj, file_obj, line) != PY_FRAME_CHECK(v)) {
-		n->changed++;
+	if (type != pb->code_type + r->bias ||
+	    py_frame_check(name_obj, file_obj, line) != PY_FRAME_CHECK(r->v))
 		return -ESTALE;
-	}
-	if (read_str(p->tgid, pb, name_obj, name, sizeof(name), PY_NAME_MAX) ||
-	    read_str(p->tgid, pb, file_obj, file, sizeof(file), PY_FILE_MAX)) {
-		n->unreadable++;
+	if (read_str(r->p->tgid, pb, name_obj, name, sizeof(name), PY_NAME_MAX) ||
+	    read_str(r->p->tgid, pb, file_obj, file, sizeof(file), PY_FILE_MAX))
 		return -EFAULT;
-	}
-	base = strrchr(file, '/');
-	base = base ? base + 1 : file;
-	if (asprintf(&display, "%s (%s:%u)", name, base, line) < 0)
-		return -ENOMEM;
-	out->name = display;
-	out->func = strdup(name);
-	out->file = strdup(file);
-	out->line = line;
-	if (!out->func || !out->file) {
-		name_free(out);
-		*out = (struct py_name){};
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-const struct py_name *py_names__get(struct py_names *n, const struct proc_key *p,
-				    const struct py_binary *pb, uint64_t bias, uint64_t v)
-{
-	size_t b = bucket_of(p, v);
-	struct py_name name = {};
-	struct py_entry *e;
-
-	for (e = n->buckets[b]; e; e = e->next)
-		if (e->v == v && same_proc(&e->proc, p))
-			return e->name.name ? &e->name : NULL;
-	if (!pb)
-		return NULL;
-	/* What could not be read is not tried again: the process is gone, or moved on. */
-	read_name(p, pb, bias, v, n, &name);
-	e = n->n < PY_NAMES_MAX ? calloc(1, sizeof(*e)) : NULL;
-	if (!e) {
-		n->full++;
-		name_free(&name);
-		return NULL;
-	}
-	*e = (struct py_entry){ n->buckets[b], *p, v, name };
-	if (n->limit && n->bytes + entry_bytes(e) > n->limit) {
-		n->full++;
-		entry_free(e);
-		return NULL;
-	}
-	n->bytes += entry_bytes(e);
-	n->buckets[b] = e;
-	n->n++;
-	return e->name.name ? &e->name : NULL;
-}
-
-void py_names__forget(struct py_names *n, bool (*gone)(void *ctx, const struct proc_key *p),
-		      void *ctx)
-{
-	for (size_t i = 0; i < PY_NAMES_BUCKETS; i++) {
-		struct py_entry **pe = &n->buckets[i];
-
-		while (*pe) {
-			struct py_entry *e = *pe;
-
-			if (gone(ctx, &e->proc)) {
-				*pe = e->next;
-				n->bytes -= entry_bytes(e);
-				entry_free(e);
-				n->n--;
-			} else {
-				pe = &e->next;
-			}
-		}
-	}
-}
-
-void py_names__warn_losses(const struct py_names *n)
-{
-	if (!n)
-		return;
-	if (n->unreadable)
-		pr_warn("%llu Python frames are [unknown python]: their process exited, or its "
-			"memory could not be read, before they were named", n->unreadable);
-	if (n->changed)
-		pr_warn("%llu Python frames are [unknown python]: their code object was freed "
-			"and its memory reused before they were named", n->changed);
-	if (n->full)
-		pr_warn("%llu Python frames are [unknown python]: more than %d distinct frames, or "
-			"%zu MiB of their names (a quarter of --symbol-memory)", n->full,
-			PY_NAMES_MAX, n->limit >> 20);
+	return frame_name__make(out, name, file, line);
 }
 
 /* The seam's calls (seam.h), over this room's own types. */
@@ -799,45 +607,27 @@ static bool trampoline_name(const char *name)
 	return !strncmp(name, "py::", 4);
 }
 
-static void *names_new(void)
+static const struct frame_names_words words = {
+	.runtime = "Python",
+	.unknown = "[unknown python]",
+	.changed = "their code object was freed and its memory reused",
+};
+
+static struct frame_names *names_new(void)
 {
-	return py_names__new();
+	return frame_names__new(&words);
 }
 
-static void names_free(void *n)
-{
-	py_names__free(n);
-}
-
-static void names_set_limit(void *n, size_t bytes)
-{
-	py_names__set_limit(n, bytes);
-}
-
-static size_t names_bytes(const void *n)
-{
-	return py_names__bytes(n);
-}
-
-static int frame_name(void *n, const struct proc_key *p, const void *b, uint64_t bias, uint64_t v,
+static int frame_name(struct frame_names *n, const struct proc_key *p, const void *b, uint64_t bias, uint64_t v,
 		      uint64_t data, struct runtime_frame *out)
 {
-	const struct py_name *pn = py_names__get(n, p, b, bias, v);
+	struct py_read r = { p, b, bias, v };
+	const struct frame_name *fn = frame_names__get(n, p, v, data, b ? read_name : NULL, &r);
 
-	if (!pn)
+	if (!fn)
 		return -ENOENT;
-	*out = (struct runtime_frame){ pn->name, pn->func, pn->file, pn->line };
+	*out = (struct runtime_frame){ fn->name, fn->func, fn->file, fn->line };
 	return 0;
-}
-
-static void forget(void *n, bool (*gone)(void *ctx, const struct proc_key *p), void *ctx)
-{
-	py_names__forget(n, gone, ctx);
-}
-
-static void warn_losses(const void *n)
-{
-	py_names__warn_losses(n);
 }
 
 const struct runtime_ops python_runtime = {
@@ -848,11 +638,8 @@ const struct runtime_ops python_runtime = {
 	.bpf_proc = bpf_proc,
 	.trampolines = trampolines,
 	.trampoline_name = trampoline_name,
+	.unknown = "[unknown python]",
+	.frame_kind = FRAME_PYTHON,
 	.names_new = names_new,
-	.names_free = names_free,
-	.names_set_limit = names_set_limit,
-	.names_bytes = names_bytes,
 	.frame_name = frame_name,
-	.forget = forget,
-	.warn_losses = warn_losses,
 };

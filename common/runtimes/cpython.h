@@ -43,43 +43,4 @@ void python__bpf_proc(const struct py_binary *pb, uint64_t bias, uint32_t id,
 bool python__trampolines(const struct py_binary *pb, pid_t pid, uint64_t start, uint64_t end,
 			 struct unwind_row *row);
 
-/* A Python frame's name, as the reports print it, and where its function is. */
-struct py_name {
-	const char *name;	/* "stilton (cheeses.py:7)" */
-	const char *func;	/* "stilton": its qualified name (3.11 on), else its name */
-	const char *file;	/* its code object's file, as Python has it */
-	uint32_t line;		/* its first line */
-};
-
-/* The names of the Python frames of processes, read while they live. */
-struct py_names;
-
-struct py_names *py_names__new(void);
-void py_names__free(struct py_names *n);
-
-/*
- * Keeps at most @bytes of names (a share of the symbolizer's budget:
- * they cannot be read again once their process is gone, so they are
- * never let go, only refused); 0: no bound but the count of names.
- */
-void py_names__set_limit(struct py_names *n, size_t bytes);
-/* What the names take now. */
-size_t py_names__bytes(const struct py_names *n);
-
-/*
- * Frame @v (bpf/runtimes/python.h) of process @p, whose interpreter is @pb at load
- * bias @bias: its name, read from the process's memory now if not known
- * yet, and kept. NULL when it cannot be (the process is gone, or the code
- * object is no longer the one the frame was taken from).
- */
-const struct py_name *py_names__get(struct py_names *n, const struct proc_key *p,
-				    const struct py_binary *pb, uint64_t bias, uint64_t v);
-
-/* Forgets what it holds of processes for which @gone says yes: runs without end stay bounded. */
-void py_names__forget(struct py_names *n, bool (*gone)(void *ctx, const struct proc_key *p),
-		      void *ctx);
-
-/* Says, at exit, what could not be named. */
-void py_names__warn_losses(const struct py_names *n);
-
 #endif

@@ -11,6 +11,7 @@
 
 static const struct runtime_ops *const runtimes[] = {
 	&python_runtime,
+	&v8_runtime,
 };
 
 #define NRUNTIMES (sizeof(runtimes) / sizeof(runtimes[0]))
@@ -22,7 +23,7 @@ struct runtime_binary {
 
 /* Each runtime's names, in the table's order. */
 struct runtime_names {
-	void *names[NRUNTIMES];
+	struct frame_names *names[NRUNTIMES];
 };
 
 struct runtime_binary *runtime__probe(int fd, Elf *elf, const char *path)
@@ -107,7 +108,7 @@ void runtime_names__free(struct runtime_names *n)
 		return;
 	for (size_t i = 0; i < NRUNTIMES; i++)
 		if (n->names[i])
-			runtimes[i]->names_free(n->names[i]);
+			frame_names__free(n->names[i]);
 	free(n);
 }
 
@@ -118,7 +119,7 @@ void runtime_names__set_limit(struct runtime_names *n, size_t bytes)
 	 * another's, and the budget counts them together (runtime_names__bytes).
 	 */
 	for (size_t i = 0; n && i < NRUNTIMES; i++)
-		runtimes[i]->names_set_limit(n->names[i], bytes);
+		frame_names__set_limit(n->names[i], bytes);
 }
 
 size_t runtime_names__bytes(const struct runtime_names *n)
@@ -126,7 +127,7 @@ size_t runtime_names__bytes(const struct runtime_names *n)
 	size_t bytes = 0;
 
 	for (size_t i = 0; n && i < NRUNTIMES; i++)
-		bytes += runtimes[i]->names_bytes(n->names[i]);
+		bytes += frame_names__bytes(n->names[i]);
 	return bytes;
 }
 
@@ -134,26 +135,46 @@ int runtime_names__get(struct runtime_names *n, const struct proc_key *p,
 		       const struct runtime_binary *rb, uint64_t bias, uint64_t v, uint64_t data,
 		       struct runtime_frame *out)
 {
+	int err;
+
 	/* A frame is its own runtime's to name, whatever binary the process runs now. */
 	for (size_t i = 0; i < NRUNTIMES; i++) {
 		if (runtimes[i]->id != RUNTIME_FRAME_ID(v))
 			continue;
-		return runtimes[i]->frame_name(n->names[i], p,
-					       rb && rb->ops == runtimes[i] ? rb->binary : NULL,
-					       bias, v, data, out);
+		err = runtimes[i]->frame_name(n->names[i], p,
+					      rb && rb->ops == runtimes[i] ? rb->binary : NULL,
+					      bias, v, data, out);
+		out->kind = runtimes[i]->frame_kind;
+		return err;
 	}
 	return -ENOENT;
+}
+
+const char *runtime__unknown_name(uint64_t v)
+{
+	for (size_t i = 0; i < NRUNTIMES; i++)
+		if (runtimes[i]->id == RUNTIME_FRAME_ID(v))
+			return runtimes[i]->unknown;
+	return "[unknown]";
+}
+
+bool runtime__is_unknown_name(const char *name)
+{
+	for (size_t i = 0; i < NRUNTIMES; i++)
+		if (name == runtimes[i]->unknown)
+			return true;
+	return false;
 }
 
 void runtime_names__forget(struct runtime_names *n,
 			   bool (*gone)(void *ctx, const struct proc_key *p), void *ctx)
 {
 	for (size_t i = 0; i < NRUNTIMES; i++)
-		runtimes[i]->forget(n->names[i], gone, ctx);
+		frame_names__forget(n->names[i], gone, ctx);
 }
 
 void runtime_names__warn_losses(const struct runtime_names *n)
 {
 	for (size_t i = 0; n && i < NRUNTIMES; i++)
-		runtimes[i]->warn_losses(n->names[i]);
+		frame_names__warn_losses(n->names[i]);
 }

@@ -10,6 +10,7 @@
 #include <linux/types.h>
 
 #include "stack_key.h"
+#include "stackset.h"
 #include "unwind.h"
 
 /*
@@ -56,6 +57,7 @@ struct runtime_frame {
 	const char *func;	/* the function's own name: "stilton" */
 	const char *file;	/* its function's file; NULL if unknown */
 	uint32_t line;		/* its function's first line; 0 if unknown */
+	enum frame_kind kind;	/* FRAME_PYTHON, FRAME_JS */
 };
 
 /* The names of runtimes' frames, read from processes while they live. */
@@ -80,6 +82,13 @@ int runtime_names__get(struct runtime_names *n, const struct proc_key *p,
 /* Forgets the names of the processes for which @gone says yes. */
 void runtime_names__forget(struct runtime_names *n,
 			   bool (*gone)(void *ctx, const struct proc_key *p), void *ctx);
+
+/*
+ * What a runtime frame @v (or its mark) not named is printed as: "[unknown
+ * python]", "[unknown js]"; and is @name one of those (the same pointer)?
+ */
+const char *runtime__unknown_name(uint64_t v);
+bool runtime__is_unknown_name(const char *name);
 
 /* Says, at exit, which frames could not be named. */
 void runtime_names__warn_losses(const struct runtime_names *n);

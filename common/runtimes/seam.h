@@ -10,6 +10,8 @@
 #include <sys/types.h>
 
 #include "stack_key.h"
+#include "stackset.h"
+#include "runtimes/names.h"
 #include "unwind.h"
 #include "runtimes/runtime_proc.h"
 
@@ -35,18 +37,19 @@ struct runtime_ops {
 	/* Optional: is a perf map's @name one of its trampolines? */
 	bool (*trampoline_name)(const char *name);
 
-	void *(*names_new)(void);
-	void (*names_free)(void *names);
-	void (*names_set_limit)(void *names, size_t bytes);
-	size_t (*names_bytes)(const void *names);
+	/* Its frames, as the reports print them: their kind, and the name of one not named. */
+	enum frame_kind frame_kind;
+	const char *unknown;	/* "[unknown python]" */
+
+	/* Its store of names (common/runtimes/names.h), made with the words of its losses. */
+	struct frame_names *(*names_new)(void);
 	/* Frame @v (and its @data slot) of process @p (@binary NULL: not known now): 0, or -ENOENT. */
-	int (*frame_name)(void *names, const struct proc_key *p, const void *binary, uint64_t bias,
-			  uint64_t v, uint64_t data, struct runtime_frame *out);
-	void (*forget)(void *names, bool (*gone)(void *ctx, const struct proc_key *p), void *ctx);
-	void (*warn_losses)(const void *names);
+	int (*frame_name)(struct frame_names *names, const struct proc_key *p, const void *binary,
+			  uint64_t bias, uint64_t v, uint64_t data, struct runtime_frame *out);
 };
 
-/* The runtimes (each its own room: cpython.c). */
+/* The runtimes (each its own room: cpython.c, v8.c). */
 extern const struct runtime_ops python_runtime;
+extern const struct runtime_ops v8_runtime;
 
 #endif

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* The V8 runtime's part of the BPF unwinder: each JavaScript frame the native walk passed through (by frame pointer) named by its function. */
+#ifndef BPFSCOPE_V8_BPF_H
+#define BPFSCOPE_V8_BPF_H
+
+#include "walk.bpf.h"
+#include "runtimes/procs.bpf.h"
+#include "runtimes/v8.h"
+
+/*
+ * A walk's V8 state and the stack its frames are merged into: in a map,
+ * as python.bpf.h's, for the verifier to see each value once.
+ */
+struct v8_scratch {
+	__u64 frame[2];			/* fp - 16: the function, then the context */
+	__u8 obj[V8_OBJECT_READ];	/* the object read last */
+	struct v8_proc proc;
+	struct proc_key key;
+	struct stack_trace out;		/* the stack, JavaScript frames in */
+	__u32 in, nin, nout;
+	__u8 active;			/* the walk's process runs V8 */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct v8_scratch);
+} v8_scratch SEC(".maps");
+
+#ifndef BPFSCOPE_LEGACY
+
+static __always_inline struct v8_scratch *v8_state(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&v8_scratch, &zero);
+}
+
+static __always_inline __u64 v8_word(const __u8 *buf, __u32 off)
+{
+	if (off > V8_OBJECT_READ - 8)
+		return 0;
+	return *(const __u64 *)(buf + off);
+}
+
+static __always_inline bool v8_heap(__u64 v)
+{
+	return (v & V8_TAG_MASK) == V8_HEAP_TAG && v < V8_OBJECT_MAX;
+}
+
+/*
+ * Heap object @tagged's first V8_OBJECT_READ bytes into @s->obj, and its
+ * instance type (by its map); 0 when it is no heap object or cannot be read.
+ */
+static __always_inline __u16 v8_object(struct v8_scratch *s, __u64 tagged)
+{
+	__u64 map;
+	__u16 type = 0;
+
+	if (!v8_heap(tagged) ||
+	    bpf_probe_read_user(s->obj, sizeof(s->obj), (const void *)(tagged - V8_HEAP_TAG)))
+		return 0;
+	map = v8_word(s->obj, 0);
+	if (!v8_heap(map) ||
+	    bpf_probe_read_user(&type, sizeof(type),
+				(const void *)(map - V8_HEAP_TAG + s->proc.l.map_instance_type)))
+		return 0;
+	return type;
+}
+
+/* Appends @v to the merged stack (it has room: one frame for each native one). */
+static __always_inline void v8_emit(struct v8_scratch *s, __u64 v)
+{
+	__u32 o = s->nout;
+
+	if (o >= STACK_MAX_DEPTH)
+		return;
+	s->out.ips[o] = v;
+	s->nout = o + 1;
+}
+
+/*
+ * Native frame @v, left by the frame-pointer step from frame pointer @fp:
+ * a JavaScript function's frame (its Context and JSFunction below @fp)
+ * becomes that function's; any other (a typed frame's marker, no
+ * function) stays as it is.
+ */
+static __always_inline void v8_frame(struct v8_scratch *s, __u64 v, __u64 fp)
+{
+	const struct v8_layout *l = &s->proc.l;
+	__u64 fn, shared, name, script;
+	__u16 type;
+
+	if (fp < V8_FRAME_LOW || (fp & 7) ||
+	    bpf_probe_read_user(s->frame, sizeof(s->frame), (const void *)(fp - V8_FRAME_LOW)) ||
+	    !v8_heap(s->frame[1]))
+		return v8_emit(s, v);
+	fn = s->frame[0];
+	type = v8_object(s, fn);
+	if (!type || type < l->type_function_first || type > l->type_function_last)
+		return v8_emit(s, v);
+	shared = v8_word(s->obj, l->function_shared);
+	if (v8_object(s, shared) != l->type_shared) {
+		UNWIND_COUNT(js_unknown);
+		return v8_emit(s, UNWIND_MARK_JS_UNKNOWN);
+	}
+	name = v8_word(s->obj, l->shared_name);
+	script = v8_word(s->obj, l->shared_script);
+	v = V8_FRAME(shared - V8_HEAP_TAG, v8_frame_check(name, script));
+	v8_emit(s, v);
+	UNWIND_COUNT(js_frames);
+	runtime_announce(&s->key, v, 0);
+}
+
+/* One step of the merge: the next native frame, or its JavaScript one; 1 to stop. */
+__noinline int v8_merge_one(void)
+{
+	struct v8_scratch *s = v8_state();
+	struct unwind_scratch *sc;
+	struct stack_trace *in;
+	__u32 zero = 0, j;
+	__u64 v, up, sp;
+
+	in = bpf_map_lookup_elem(&stack_scratch, &zero);
+	sc = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!s || !in || !sc)
+		return 1;
+	j = s->in;
+	if (j >= s->nin || j >= STACK_MAX_DEPTH)
+		return 1;
+	s->in = j + 1;
+	v = in->ips[j];
+	up = (__u64)j + 1;
+	/* Tested on the register used for the load: clang may test another copy. */
+	barrier_var(up);
+	if (up >= s->nin || up >= STACK_MAX_DEPTH || UNWIND_IS_RUNTIME_FRAME(v) ||
+	    v >= UNWIND_MARK_NO_CFI) {
+		v8_emit(s, v);
+		return 0;
+	}
+	/* Only a frame left by its frame pointer: its caller's stack pointer less two words. */
+	sp = sc->sps.sp[up];
+	if (!(sp & UNWIND_SP_VIA_FP)) {
+		v8_emit(s, v);
+		return 0;
+	}
+	v8_frame(s, v, (sp & ~UNWIND_SP_VIA_FP) - 16);
+	return 0;
+}
+
+static long v8_merge_step(__u32 i, void *arg)
+{
+	return v8_merge_one() != 0;
+}
+
+/*
+ * After the native walk of @n frames into @t (stack_scratch's): each
+ * JavaScript frame in it becomes its function's, one for one. The depth.
+ */
+static __always_inline int v8_merge(struct stack_trace *t, int n)
+{
+	struct v8_scratch *s = v8_state();
+
+	if (!s || !s->active || n <= 1 || n > STACK_MAX_DEPTH)
+		return n;
+	s->in = s->nout = 0;
+	s->nin = n;
+	bpf_loop(STACK_MAX_DEPTH, v8_merge_step, NULL, 0);
+	bpf_probe_read_kernel(t, sizeof(*t), &s->out);
+	return n;
+}
+
+/* A walk of process @k starts: V8's part of it is on if the process runs V8 (this image of it). */
+__noinline int v8_start(const struct proc_key *k)
+{
+	struct v8_scratch *s = v8_state();
+	struct runtime_proc *p;
+
+	if (!s)
+		return 0;
+	s->active = 0;
+	if (!k)
+		return 0;
+	p = runtime_proc_of(k, RUNTIME_V8);
+	if (!p)
+		return 0;
+	s->proc = p->v8;
+	s->key = *k;
+	s->active = 1;
+	return 0;
+}
+
+#else
+
+/* Before 5.17 no runtime's frames are merged: that takes bpf_loop. */
+static __always_inline void v8_start(const struct proc_key *k)
+{
+}
+
+static __always_inline int v8_merge(struct stack_trace *t, int n)
+{
+	return n;
+}
+
+#endif /* BPFSCOPE_LEGACY */
+
+#endif

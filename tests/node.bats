@@ -1,0 +1,172 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Node.js programs (tests/node/cheese.js) under this machine's node (20,
+# V8 11.3, one static executable) and Debian's 18 and 20 (V8 10.2 and 11.3
+# in a stripped libnode.so, unpacked by tests/node/fetch and run chrooted,
+# in a PID namespace of their own): their JavaScript functions named from
+# the outside, with no flag and no restart, in place of the anonymous JIT
+# code and builtins the native walk passes through, in profile and
+# offcputime, in every output; --perf-basic-prof processes agree; a V8 not
+# known here (Debian's node 24) is said, its frames left as they are.
+
+load helpers
+
+setup_file() {
+	for v in 18 20 24; do
+		"$ROOT/tests/node/fetch" "$v" "$BUILD/cache/node/$v" > /dev/null || return 1
+	done
+}
+
+CHEESE=$ROOT/tests/node/cheese.js
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	export HOME=$T
+	# Each function's first line, as its frames name it.
+	for f in main brie camembert reblochon napping doze; do
+		eval "L_$f=$(grep -n "^function $f(" "$CHEESE" | cut -d: -f1)"
+	done
+	L_ctor=$(grep -n 'constructor(n)' "$CHEESE" | cut -d: -f1)
+	L_melt=$(grep -n 'const melt' "$CHEESE" | cut -d: -f1)
+}
+
+teardown() {
+	[ -z "${NSPID:-}" ] || { kill -KILL "$NSPID"; wait "$NSPID"; } 2> /dev/null || true
+	stop_bg ${TPID:-} ${WPID:-}
+	[ -z "${WPID:-}" ] || rm -f "/tmp/perf-$WPID.map"
+	assert_nothing_loaded profile offcputime
+}
+
+# start_node ARGS...: node ARGS (cheese.js and its mode among them); sets WPID.
+start_node() {
+	: > "$T/work"
+	node "$@" > "$T/work" &
+	WPID=$!
+	wait_for_line "$T/work" '^pid ' 60
+}
+
+@test "node: profile names the busy thread's JavaScript chain, from the outside, no flag" {
+	require_bpf
+	# Optimized code without inlining: each function a frame of its own.
+	start_node --no-turbo-inlining "$CHEESE" busy
+	tool_start "$T/json" "$T/err" "$BIN/profile" -v -p "$WPID" -F 199 --json
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 2000 ))
+	tool_stop || fail "$(cat "$T/err")"
+	grep -qE 'V8 1[01]\.[0-9]+: JavaScript frames named by their functions' "$T/err" ||
+		fail "$(grep -i v8 "$T/err")"
+	chain_share "$T/json" "$WPID" samples \
+		"main (cheese.js:$L_main);brie (cheese.js:$L_brie);camembert (cheese.js:$L_camembert);reblochon (cheese.js:$L_reblochon)" 90
+	# Whole: from node's own main through its C++ into JavaScript, nothing anonymous.
+	run jq -r 'select(.frames | any(. == "reblochon (cheese.js:'"$L_reblochon"')")) | .frames | join(";")' "$T/json"
+	assert_output --regexp '(^|;)main;.*node::.*;main \(cheese\.js:'
+	refute_output --partial '[unknown]'
+	run jq -r '.kinds[]' "$T/json"
+	assert_line js
+}
+
+@test "node: optimized code with its calls inlined is named by the outer function, never anonymous" {
+	require_bpf
+	start_node "$CHEESE" busy
+	tool_start "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 2000 ))
+	tool_stop || fail "$(cat "$T/err")"
+	# Each sample ends in one of the chain's functions, called from main.
+	awk -v m="main (cheese.js:$L_main)" '{ n = $NF; all += n; if (index($0, m ";brie (cheese.js:")) ours += n }
+		END { printf "%d of %d under main;brie\n", ours, all; exit !(all >= 100 && ours * 100 >= all * 90) }' "$T/folded"
+	run grep -c '\[unknown\]' "$T/folded"
+	assert_output 0
+}
+
+@test "node: offcputime puts the sleeping thread under its JavaScript callers" {
+	require_bpf
+	start_node "$CHEESE" nap
+	tool_start "$T/json" "$T/err" "$BIN/offcputime" -p "$WPID" --json
+	# 50 of its 20 ms naps, by its own count of switches.
+	f=/proc/$WPID/status
+	n0=$(awk '/^voluntary_ctxt_switches/ { print $2 }' "$f")
+	until [ $(( $(awk '/^voluntary_ctxt_switches/ { print $2 }' "$f") - n0 )) -ge 50 ]; do
+		sleep 0.1
+	done
+	tool_stop || fail "$(cat "$T/err")"
+	chain_share "$T/json" "$WPID" total_us "main (cheese.js:$L_main);doze (cheese.js:$L_doze);napping (cheese.js:$L_napping)" 90
+}
+
+@test "node: a class's constructor and an arrow function, as V8 names them; folded, SVG and pprof alike" {
+	require_bpf
+	start_node --no-turbo-inlining "$CHEESE" class
+	tool_start "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f --svg "$T/p.svg" --pprof "$T/p.pb.gz"
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 2000 ))
+	tool_stop || fail "$(cat "$T/err")"
+	# V8 names a constructor by its class, an arrow function by its variable.
+	grep -qF "Fondue (cheese.js:$L_ctor);melt (cheese.js:$L_melt);brie (cheese.js:$L_brie)" "$T/folded" ||
+		fail "$(head -c 3000 "$T/folded")"
+	grep -qF "brie (cheese.js:$L_brie)" "$T/p.svg"
+	# pprof: each function with its file and first line.
+	run go tool pprof -raw "$T/p.pb.gz"
+	assert_success
+	assert_output --regexp " brie $CHEESE:$L_brie s=$L_brie"
+	# SVG: well-formed, the frame there in the JavaScript colour (yellow).
+	xmllint --noout "$T/p.svg"
+	run grep -A1 -E "<title>brie \\(cheese\\.js:$L_brie\\) \\(" "$T/p.svg"
+	assert_output --regexp 'fill="rgb\((2[0-3][0-9]),(19[0-9]|2[0-2][0-9]),([4-7][0-9])\)"'
+}
+
+@test "node: --perf-basic-prof processes are named by the walk as without it, each function once" {
+	require_bpf
+	start_node --perf-basic-prof --no-turbo-inlining "$CHEESE" busy
+	tool_start "$T/json" "$T/err" "$BIN/profile" -p "$WPID" -F 199 --json
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 2000 ))
+	tool_stop || fail "$(cat "$T/err")"
+	[ -s "/tmp/perf-$WPID.map" ]
+	chain_share "$T/json" "$WPID" samples \
+		"main (cheese.js:$L_main);brie (cheese.js:$L_brie);camembert (cheese.js:$L_camembert);reblochon (cheese.js:$L_reblochon)" 90
+}
+
+# start_debian VERSION ARGS...: Debian's node VERSION, chrooted, as pid 1 of
+# a PID namespace of its own, running ARGS (cheese.js, copied into its
+# root, and its mode); sets WPID (its pid on the host) and NSPID (unshare's).
+start_debian() {
+	local root=$BUILD/cache/node/$1
+	shift
+	cp "$CHEESE" "$root/tmp/cheese.js"
+	: > "$T/work"
+	env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin unshare -p -f --kill-child chroot "$root" \
+		/usr/bin/node "$@" > "$T/work" &
+	NSPID=$!
+	wait_for_line "$T/work" '^pid ' 60
+	grep -q '^pid 1$' "$T/work" || fail "not pid 1 of its namespace: $(cat "$T/work")"
+	WPID=$(pgrep -P "$NSPID" | head -n 1)
+	[ -n "$WPID" ] || fail "no process under unshare"
+}
+
+@test "node: Debian's node 18 and 20 (V8 10.2 and 11.3 in a stripped libnode.so), chrooted in a PID namespace, named alike" {
+	require_bpf
+	for v in 18 20; do
+		start_debian "$v" --no-turbo-inlining /tmp/cheese.js busy
+		tool_start "$T/json" "$T/err" "$BIN/profile" -v -p "$WPID" -F 199 --json
+		wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 2000 ))
+		tool_stop || fail "$(cat "$T/err")"
+		grep -qE 'libnode\.so\.[0-9]+: V8 1[01]\.[0-9]+: JavaScript frames named by their functions' "$T/err" ||
+			fail "node $v: $(grep -i v8 "$T/err")"
+		echo "# node $v"
+		chain_share "$T/json" "$WPID" samples \
+			"main (cheese.js:$L_main);brie (cheese.js:$L_brie);camembert (cheese.js:$L_camembert);reblochon (cheese.js:$L_reblochon)" 90
+		kill -KILL "$NSPID"
+		wait "$NSPID" || true
+		NSPID= WPID=
+	done
+}
+
+@test "node: a V8 not known here (Debian's node 24, V8 13.6) is said once by name, its frames not misnamed" {
+	require_bpf
+	start_debian 24 /tmp/cheese.js busy
+	tool_start "$T/json" "$T/err" "$BIN/profile" -p "$WPID" -F 199 --json
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 1000 ))
+	tool_stop || fail "$(cat "$T/err")"
+	run grep -c 'V8 13.6, whose structures are not known here: its JavaScript frames are not named' "$T/err"
+	assert_output 1
+	run jq -r 'select(.pid == '"$WPID"') | .kinds[]' "$T/json"
+	refute_line js
+	run grep -c 'cheese.js' "$T/json"
+	assert_output 0
+}
