@@ -11,13 +11,16 @@ json_folded() {
 
 # pprof_folded PROFILE [OPTION...]: go tool pprof's traces (leaf first, the
 # process name last), each turned around, weighted by its value in ns or
-# count (of the sample type -sample_index=TYPE names, else the default).
+# count (of the sample type -sample_index=TYPE names, else the default);
+# its labels left out.
 pprof_folded() {
 	go tool pprof -traces "${@:2}" "$1" 2>/dev/null | awk '
 		function flush() { if (n) { line = f[n]; for (i = n - 1; i >= 1; i--) line = line ";" f[i]
 			printf "%s %.0f\n", line, v } n = 0 }
 		/^-+\+-+$/ { flush(); go = 1; next }
 		!go { next }
+		# Labels ("container:  ID", "cgroup:  /system.slice/x") come before the frames.
+		!n && $1 ~ /^[A-Za-z_][A-Za-z0-9_.]*:$/ { next }
 		{ name = $0
 		  if (!n) { v = $1; u = v; sub(/^[0-9.]+/, "", u); v += 0
 			    v *= u == "hrs" ? 3.6e12 : u == "mins" ? 6e10 : u == "s" ? 1e9 : u == "ms" ? 1e6 : u == "us" ? 1e3 : 1

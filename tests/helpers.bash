@@ -210,8 +210,25 @@ stop_bg() {
 	local pid
 	for pid in "$@"; do
 		kill "$pid" 2>/dev/null || true
+		# One just started may still be the shell's fork, before its exec,
+		# where SIGTERM runs bats' trap instead of ending it: it then goes
+		# on to run (and one run until stopped, forever). SIGKILL after 5 s.
+		alive "$pid" 50 && kill -KILL "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null || true
 	done
+}
+
+# alive PID TENTHS: is child PID still running (not a zombie) after up to
+# TENTHS tenths of a second of waiting for it to end?
+alive() {
+	local stat i
+	for ((i = 0; i < $2; i++)); do
+		read -r stat 2> /dev/null < "/proc/$1/stat" || return 1
+		stat=${stat##*) }
+		[ "${stat%% *}" != Z ] || return 1
+		sleep 0.1
+	done
+	return 0
 }
 
 # Builds tests/go/gowork.go into $BUILD/tests/go with Debian's Go (1.19) and
