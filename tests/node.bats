@@ -58,7 +58,7 @@ start_node() {
 		"main (cheese.js:$L_main);brie (cheese.js:$L_brie);camembert (cheese.js:$L_camembert);reblochon (cheese.js:$L_reblochon)" 90
 	# Whole: from node's own main through its C++ into JavaScript, nothing anonymous.
 	run jq -r 'select(.frames | any(. == "reblochon (cheese.js:'"$L_reblochon"')")) | .frames | join(";")' "$T/json"
-	assert_output --regexp '(^|;)main;.*node::.*;main \(cheese\.js:'
+	assert_output --regexp '(^|;)_start;.*node::Start.*;main \(cheese\.js:'
 	refute_output --partial '[unknown]'
 	run jq -r '.kinds[]' "$T/json"
 	assert_line js
