@@ -39,7 +39,7 @@ static const struct argp_option options[] = {
 	{ "flags", 'F', NULL, 0, "Print a histogram per set of I/O flags" },
 	{ "disk", 'd', "DISK", 0,
 	  "Trace this disk only: vda or /dev/vda (a partition means its disk)" },
-	{ "cgroup", 'c', "PATH", 0,
+	{ "cgroup", 'c', "PATH|ID", 0,
 	  "Trace I/O issued by tasks in this cgroup v2 only (or a container's, by its id)" },
 	{ "extension", 'e', NULL, 0, "Summarize average and total I/O time" },
 	{ NULL, 'j', NULL, 0, "JSON output (same as --json)" },

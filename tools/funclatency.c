@@ -62,7 +62,7 @@ static const struct argp_option options[] = {
 	{ "milliseconds", 'm', NULL, 0, "Millisecond histogram" },
 	{ "function", 'F', NULL, 0, "Print a histogram per function" },
 	{ "regexp", 'r', NULL, 0, "PATTERN is a regular expression (else a shell wildcard)" },
-	{ "cgroup", 'c', "PATH", 0,
+	{ "cgroup", 'c', "PATH|ID", 0,
 	  "Trace tasks in this cgroup v2 only (or a container's, by its id)" },
 	{ "level", 'l', "LEVEL", 0, "Time nested or recursive calls up to LEVEL deep (1-32)" },
 	{ "kprobes", 'k', NULL, 0, "Use kprobes for kernel functions, not fentry" },

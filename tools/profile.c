@@ -55,7 +55,7 @@ static const struct argp_option options[] = {
 	{ "cpu", 'C', "CPU", 0, "Sample this CPU only" },
 	{ "stack-storage-size", KEY_STACK_STORAGE, "SIZE", 0, "Stack traces kept (default 16384)" },
 	{ "hash-storage-size", KEY_HASH_STORAGE, "SIZE", 0, "Distinct stacks counted (default 40960)" },
-	{ "cgroup", KEY_CGROUP, "PATH", 0,
+	{ "cgroup", KEY_CGROUP, "PATH|ID", 0,
 	  "Profile tasks in this cgroup v2 (and below) only, or a container's, by its id" },
 	{ "cycles", KEY_CYCLES, NULL, 0, "Sample CPU cycles (hardware) instead of the CPU clock" },
 	{ "wall", KEY_WALL, NULL, 0,

@@ -36,7 +36,7 @@ static const struct argp_option options[] = {
 	{ "tids", 'L', NULL, 0, "Print a histogram per thread ID" },
 	{ "pidnss", KEY_PIDNSS, NULL, 0, "Print a histogram per PID namespace" },
 	{ "pid", 'p', "PID", 0, "Trace this PID only" },
-	{ "cgroup", 'c', "PATH", 0,
+	{ "cgroup", 'c', "PATH|ID", 0,
 	  "Trace tasks in this cgroup v2 (and below) only, or a container's, by its id" },
 	{},
 };
