@@ -173,3 +173,88 @@ start_debian() {
 	run grep -c 'cheese.js' "$T/json"
 	assert_output 0
 }
+
+# js_lines: "NAME LINE" for each function of cheese.js, as its frames name them.
+js_lines() {
+	awk '/^function [a-z]+\(/ { n = $2; sub(/\(.*/, "", n); print n, NR }
+	     /^ *const [a-z]+ = \(/ { print $2, NR }
+	     /^class / { c = $2 } /constructor\(/ { print c, NR }' "$CHEESE"
+}
+
+@test "node: names stay right while V8's collector moves the functions, their closures and code" {
+	require_bpf
+	# Closures made anew at each call, garbage beside them: scavenges all along.
+	start_node --trace-gc --no-turbo-inlining "$CHEESE" churn
+	tool_start "$T/json" "$T/err" "$BIN/profile" -p "$WPID" -F 199 --json
+	gc0=$(grep -c Scavenge "$T/work")
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 3000 ))
+	tool_stop || fail "$(cat "$T/err")"
+	gcs=$(( $(grep -c Scavenge "$T/work") - gc0 ))
+	echo "# $gcs scavenges while profiled"
+	[ "$gcs" -ge 10 ]
+	L_gouda=$(grep -n 'const gouda' "$CHEESE" | cut -d: -f1)
+	L_churn=$(grep -n '^function churn(' "$CHEESE" | cut -d: -f1)
+	# churn allocates, and collects, in its own frame: the chain below it half the time at least.
+	chain_share "$T/json" "$WPID" samples "main (cheese.js:$L_main);churn (cheese.js:$L_churn)" 90
+	chain_share "$T/json" "$WPID" samples \
+		"main (cheese.js:$L_main);churn (cheese.js:$L_churn);gouda (cheese.js:$L_gouda);brie (cheese.js:$L_brie);camembert (cheese.js:$L_camembert);reblochon (cheese.js:$L_reblochon)" 50
+	# Every frame of the script's is one of its functions at its own first line: none misnamed.
+	js_lines > "$T/lines"
+	jq -r '.frames[]' "$T/json" | grep -F '(cheese.js:' | sort -u > "$T/named"
+	awk 'NR == FNR { ok[$1 " (cheese.js:" $2 ")"] = 1; next }
+	     $0 != "<anonymous> (cheese.js:1)" && !ok[$0] { print "misnamed: " $0; bad = 1 }
+	     END { exit bad }' "$T/lines" "$T/named"
+	! grep -q 'JavaScript frames are \[unknown js\]' "$T/err" || echo "# $(grep 'unknown js' "$T/err")"
+}
+
+@test "node: a worker thread's JavaScript, its own isolate, named as the main thread's" {
+	require_bpf
+	start_node --no-turbo-inlining "$CHEESE" worker
+	wait_for_line "$T/work" '^worker ' 60
+	tid=$(awk '/^worker / { print $2 }' "$T/work")
+	[ -d "/proc/$WPID/task/$tid" ] || fail "no thread $tid in $WPID: $(cat "$T/work")"
+	tool_start "$T/json" "$T/err" "$BIN/profile" -p "$WPID" -F 199 --json
+	wait_cpu "$WPID/task/$tid" $(( $(cpu_ms "$WPID/task/$tid") + 2000 ))
+	tool_stop || fail "$(cat "$T/err")"
+	chain_share "$T/json" "$tid" samples \
+		"main (cheese.js:$L_main);brie (cheese.js:$L_brie);camembert (cheese.js:$L_camembert);reblochon (cheese.js:$L_reblochon)" 90
+}
+
+@test "node: a script gone before the report keeps its names" {
+	require_bpf
+	# System-wide: the script starts after the tool, and ends a second later.
+	tool_start "$T/folded" "$T/err" "$BIN/profile" -v -F 199 -f
+	settled "$T/err"
+	node --no-turbo-inlining "$CHEESE" brief > "$T/work"
+	WPID=
+	tool_stop || fail "$(cat "$T/err")"
+	# Of node's samples in the script, those of its chain (90% at least).
+	grep '^node;.*(cheese\.js:' "$T/folded" > "$T/ours" || fail "no sample of the script"
+	awk -v c="brie (cheese.js:$L_brie);camembert (cheese.js:$L_camembert);reblochon (cheese.js:$L_reblochon)" \
+		'{ n = $NF; all += n; if (index($0, c)) whole += n }
+		 END { printf "%d of %d the chain\n", whole, all; exit !(all >= 50 && whole * 100 >= all * 90) }' "$T/ours"
+}
+
+@test "node: a fake V8 whose frames hold planted objects: bounded, escaped, nothing misnamed" {
+	require_bpf
+	# Its frames without CFI, by frame pointers, as V8's JIT code.
+	gcc -O0 -fno-omit-frame-pointer -fno-asynchronous-unwind-tables -fno-unwind-tables \
+		-c "$ROOT/tests/node/fakev8frame.c" -o "$T/frame.o"
+	gcc -O2 -fno-omit-frame-pointer -o "$T/fakev8" "$ROOT/tests/node/fakev8.c" "$T/frame.o"
+	: > "$T/work"
+	"$T/fakev8" 0 > "$T/work" &
+	WPID=$!
+	wait_for_line "$T/work" '^pid ' 60
+	# Bounded: a walk or a naming that never ended would be killed (124).
+	tool_start "$T/folded" "$T/err" timeout 120 "$BIN/profile" -v -U -f -F 199 -p "$WPID"
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 1500 ))
+	tool_stop || fail "profile failed: $(tail -n 5 "$T/err")"
+	grep -q 'fakev8: V8 11.3: JavaScript frames named by their functions' "$T/err"
+	# The planted name and script escaped, whole to main; no raw escape anywhere.
+	run grep -c $'\033' "$T/folded" "$T/err"
+	refute_output --regexp ':[1-9]'
+	grep -F 'main;\x1b[2J\x1b]0:pwned\x07evil\x0aname:x (\x1b[31mred.js);' "$T/folded" ||
+		fail "$(head -c 3000 "$T/folded")"
+	# The function nowhere: its frames stay the native code they are.
+	grep -qE '^fakev8;.*main;fakev8_frame;fakev8_frame;fakev8_leaf [0-9]+$' "$T/folded"
+}

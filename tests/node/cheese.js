@@ -4,7 +4,12 @@
 // usage: node cheese.js busy   -- main's thread burns CPU in brie -> camembert -> reblochon
 //        node cheese.js nap    -- main's thread sleeps in doze -> napping, 20 ms at a time
 //        node cheese.js class  -- busy, through a class's constructor and an arrow function
-// Prints "pid PID" once running; runs until killed or its parent (the test) is gone.
+//        node cheese.js churn  -- busy through closures made anew each call, allocating
+//                                 all the while: V8's collector moves them, and their code
+//        node cheese.js worker -- a worker thread (its own isolate) busy, main's waiting
+//        node cheese.js brief  -- busy for a second, then exits
+// Prints "pid PID" once running (the worker's "worker TID" too); runs until killed or
+// its parent (the test) is gone.
 'use strict';
 
 const parent = process.ppid;
@@ -42,17 +47,45 @@ class Fondue {
   }
 }
 
+// Each call a new closure, and garbage beside it: young objects the scavenger moves.
+function churn(n) {
+  const junk = [];
+  for (let i = 0; i < 64; i++) junk.push({ i, s: 'x' + i, a: new Array(16).fill(i) });
+  const gouda = (k) => brie(k) + junk.length;
+  return gouda(n);
+}
+
 function orphaned() {
   return process.ppid !== parent;
 }
 
 function main(mode) {
-  console.log('pid ' + process.pid);
+  if (mode === 'worker') {
+    const { Worker } = require('worker_threads');
+    const w = new Worker(__filename, { argv: ['busy'] });
+    w.on('message', (tid) => console.log('pid ' + process.pid + '\nworker ' + tid));
+    return;
+  }
+  if (mode === 'brief') {
+    console.log('pid ' + process.pid);
+    const until = Date.now() + 1000;
+    while (Date.now() < until) sink += brie(20000);
+    return;
+  }
+  const { isMainThread, parentPort } = require('worker_threads');
+  if (!isMainThread) {
+    // The worker's own thread id, as the host sees it.
+    const tid = require('fs').readlinkSync('/proc/thread-self').split('/').pop();
+    parentPort.postMessage(tid);
+  } else {
+    console.log('pid ' + process.pid);
+  }
   for (let round = 0; !orphaned(); round++) {
     const until = Date.now() + 200;
     while (Date.now() < until) {
       if (mode === 'nap') doze();
       else if (mode === 'class') sink += new Fondue(20000).v;
+      else if (mode === 'churn') sink += churn(20000);
       else sink += brie(20000);
     }
   }
