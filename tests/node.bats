@@ -40,7 +40,8 @@ teardown() {
 # start_node ARGS...: node ARGS (cheese.js and its mode among them); sets WPID.
 start_node() {
 	: > "$T/work"
-	node "$@" > "$T/work" &
+	# In the test's directory: --perf-basic-prof writes V8's log where node runs.
+	(cd "$T" && exec node "$@") > "$T/work" &
 	WPID=$!
 	wait_for_line "$T/work" '^pid ' 60
 }
