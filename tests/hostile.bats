@@ -645,34 +645,6 @@ tool_stop_gone() {
 	grep -q '^hostile;' "$T/folded"
 }
 
-# notes_lost PID: "FULL RATE", the notes tool PID's BPF side could not
-# send so far (its ring full; execs past the rate), as the tool says them
-# at exit: from its map (bpftool), while it runs or is stopped.
-notes_lost() {
-	local id
-	for id in $(sed -n 's/^map_id:[[:space:]]*//p' /proc/"$1"/fdinfo/* 2> /dev/null | sort -un); do
-		[ "$(bpftool -j map show id "$id" | jq -r .name)" = notes_lost ] || continue
-		bpftool -j map dump id "$id" |
-			jq -r 'map(.formatted) | sort_by(.key) | map([.values[].value] | add | tostring) | join(" ")'
-		return 0
-	done
-	return 1
-}
-
-# wait_notes_lost PID FULL RATE: waits (5 minutes at most) until tool PID
-# has counted FULL notes lost to its full ring and RATE execs past the
-# rate, at least (notes_lost): what the execs a test runs add up to,
-# however fast the machine runs them.
-wait_notes_lost() {
-	local full=0 rate=0
-	for ((i = 0; i < 3000; i++)); do
-		read -r full rate < <(notes_lost "$1") || fail "pid $1 has no notes_lost map"
-		[ "$full" -ge "$2" ] && [ "$rate" -ge "$3" ] && return 0
-		sleep 0.1
-	done
-	fail "pid $1 counted $full notes lost to a full ring and $rate execs past the rate in 5 minutes, not $2 and $3"
-}
-
 @test "hostile: notes of new processes the ring buffer has no room for are counted and said" {
 	require_bpf
 	# Stopped while programs start one after another: the notes of those
