@@ -769,7 +769,8 @@ spin_only() {
 	! grep -E "^hostile;(.*;)?(\[spin\]|$(spin_only))( |;)" "$T/folded" ||
 		fail "code before the exec named by the binary after it"
 	grep -qE '^spin;.*;spin_heavy' "$T/folded"
-	grep -q "exec'd before their maps were read" "$T/err"
+	grep -q "exec'd before their maps were read" "$T/err" ||
+		fail "the frames before the exec lost, unsaid: $(grep '^hostile;' "$T/folded")"
 }
 
 @test "hostile: a binary's file descriptors are not held past what the limit allows" {

@@ -272,6 +272,7 @@ within() {	# within VALUE LOW HIGH
 	WPID=
 	tid=$(awk '/^sleeper/ { print $2 }' "$T/w")
 	blocked=$(awk '/^sleeper/ { print $6 }' "$T/w")
+	preempted=$(awk '/^sleeper/ { print $8 }' "$T/w")
 	# The workload's last thread, new to the exporter, ran after all the
 	# sleeper's waits: once the exporter shows it, it has collected them.
 	marker=$(awk '/^marker/ { print $2 }' "$T/w")
@@ -280,11 +281,11 @@ within() {	# within VALUE LOW HIGH
 	until_scraped "$series" "$(exported "$series")"
 	n=$(promql "$series")
 	echo "sleeper $tid: $n waits"
-	# Its sleeps that blocked and first wakeup, and a preemption or few,
+	# Its sleeps that blocked and first wakeup, and its preemptions,
 	# less the waits the exporter said it lost.
 	short=$(curl -s "http://127.0.0.1:$PORT/metrics" |
 		awk '/^bpfscope_runqlat_lost_total\{reason="(waits_dropped_switch_untraced|wakeups_untimed_full_map|events_untraced_program_already_running)"\}/ { n += $2 } END { print n + 0 }')
-	sleeper_counted "$n" "$blocked" "$short"
+	sleeper_counted "$n" "$blocked" "$short" "$preempted"
 	check_exposition
 	stop_exporter
 }

@@ -45,6 +45,7 @@ finish() {
 	RPID=
 	SLEEPER=$(awk '/^sleeper/ { print $2 }' "$T/work.out")
 	BLOCKED=$(awk '/^sleeper/ { print $6 }' "$T/work.out")
+	PREEMPTED=$(awk '/^sleeper/ { print $8 }' "$T/work.out")
 	LONG=$(awk '/^long / { print $2 }' "$T/work.out")
 }
 
@@ -55,7 +56,7 @@ sleeper_ok() {
 	local untimed untraced
 	untimed=$(awk '/wakeups not timed/ { n += $2 } END { print n + 0 }' "$T/err")
 	untraced=$(awk '/ events not traced by .*: the kernel does not run a BPF program/ { n += $2 } END { print n + 0 }' "$T/err")
-	sleeper_counted "$1" "$BLOCKED" $(( $(unseen_returns "$T/err") + untimed + untraced ))
+	sleeper_counted "$1" "$BLOCKED" $(( $(unseen_returns "$T/err") + untimed + untraced )) "$PREEMPTED"
 }
 
 # Prints the total count of the histogram labelled "$1 = $2" in $T/out.

@@ -22,8 +22,9 @@
  *       NEAR_NS above either bound, where the tracer's reading (from the
  *       switch out to the switch in, a few microseconds inside the
  *       spinner's) may fall in the bucket below.
- * Prints "sleeper TID sleeps N blocked B" when done: B of the N sleeps put
- * the thread off its CPU. A sleep whose timer fires before the thread got to
+ * Prints "sleeper TID sleeps N blocked B preempted P" when done: B of the N
+ * sleeps put the thread off its CPU, and P times a spinner took it from the
+ * thread (each a wait in the run queue a tracer counts too). A sleep whose timer fires before the thread got to
  * schedule() (its CPU taken away between arming the timer and sleeping, for
  * longer than the sleep) returns without a wakeup to wait for. Then "long
  * L": the spinners' waits and the sleeper's sleeps that took 512 ms or more
@@ -53,7 +54,7 @@
 static volatile int stop;
 static int sleep_ms = 10, nsleeps = 100;
 static pid_t sleeper_tid;
-static long sleeper_blocked, sleeper_long;
+static long sleeper_blocked, sleeper_preempted, sleeper_long;
 
 /* A thread's own count of its waits, by its clock. */
 struct waits {
@@ -128,6 +129,7 @@ static void *sleeper(void *arg)
 		sleeper_blocked += after.ru_nvcsw != before.ru_nvcsw;
 		sleeper_long += now_ns() - t >= LONG_NS;
 	}
+	sleeper_preempted = preemptions();
 	return NULL;
 }
 
@@ -268,7 +270,8 @@ int main(int argc, char **argv)
 			pthread_join(spinners[i], NULL);
 			lng += spun[i].lng;
 		}
-		printf("sleeper %d sleeps %d blocked %ld\n", sleeper_tid, nsleeps, sleeper_blocked);
+		printf("sleeper %d sleeps %d blocked %ld preempted %ld\n", sleeper_tid, nsleeps,
+		       sleeper_blocked, sleeper_preempted);
 		printf("long %ld\n", lng);
 	}
 	if (!err && mark) {

@@ -28,7 +28,7 @@ oc_check() {
 	if [ $vm_rc = 0 ] && [ -z "$left" ] && [ "$ns" -gt 0 ] && vm_blocked "$us" "$SCRATCH/oc.work" "$short"; then
 		result offcputime "${oc_path:-$_cell}" pass "$detail"
 	else
-		result offcputime "${oc_path:-$_cell}" fail "$detail left=[$left] $(tail -n 2 "$SCRATCH/oc.err") $(head -c 400 "$SCRATCH/oc.out")"
+		result offcputime "${oc_path:-$_cell}" fail "$detail left=[$left] $(tail -n 2 "$SCRATCH/oc.err") $(sed 's/.*;main;//' "$SCRATCH/oc.out" | cut -c1-120 | head -n 12)"
 	fi
 }
 
