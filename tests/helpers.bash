@@ -30,9 +30,11 @@ require_bpf() {
 # for its teardown's final status only, and ignores a failure before it.
 assert_nothing_loaded() {
 	local left re k
-	re="name ($(IFS='|'; echo "$*"))_"
+	re="^($(IFS='|'; echo "$*"))_"
 	for ((k = 0; k < 30; k++)); do
-		left=$(bpftool prog show 2>/dev/null | grep -E "$re" || true)
+		# Names only: bpftool reads every program's BTF, a tenth of a
+		# second of CPU a call, in every test's teardown.
+		left=$("$WL/bpfprogs" | grep -E "$re" || true)
 		[ -z "$left" ] && return 0
 		sleep 0.1
 	done
@@ -113,11 +115,14 @@ settled() {
 # CPU time process $1 has had, in ms (its utime and stime): what a
 # profiler can have sampled, on a machine that also runs other things.
 cpu_ms() {
-	local stat
-	stat=$(cat "/proc/$1/stat") || return 1
-	stat=${stat##*) }
-	awk -v hz="$(getconf CLK_TCK)" '{ print int(($12 + $13) * 1000 / hz) }' <<< "$stat"
+	local stat f
+	# Without a process of its own: wait_cpu asks ten times a second, on
+	# the CPUs the workload it waits for needs.
+	read -r stat 2> /dev/null < "/proc/$1/stat" || return 1
+	read -ra f <<< "${stat##*) }"
+	echo $(( (f[11] + f[12]) * 1000 / CLK_TCK ))
 }
+CLK_TCK=$(getconf CLK_TCK)
 
 # wait_cpu PID MS: waits until process PID has had MS ms of CPU time in
 # all (cpu_ms): what a profiler had the chance to sample, however slowly a

@@ -68,7 +68,7 @@ start_lanes() {
 		${root:+chroot "$root"} "$py" "$script" > "$T/work" &
 	fi
 	DPID=$!
-	wait_for_line "$T/work" '^pid ' 60
+	wait_for_line "$T/work" '^pid [0-9]+$' 60
 	# The interpreter: the process under unshare and chroot, or the one started.
 	WPID=$DPID
 	if [ "$ns" = ns ]; then
@@ -132,13 +132,13 @@ lanes_ok() {
 profile_lanes() {
 	local tid
 	local -A from
-	tool_start "$T/json" "$T/err" "$BIN/profile" -v -p "$WPID" -F 199 --json
+	tool_start "$T/json" "$T/err" "$BIN/profile" -v -p "$WPID" -F 499 --json
 	# From the banner on, for all the threads at once (they share the GIL).
 	for tid in "${!LANE_OF[@]}"; do
 		from[$tid]=$(cpu_ms "$WPID/task/$tid")
 	done
 	for tid in "${!LANE_OF[@]}"; do
-		wait_cpu "$WPID/task/$tid" $(( from[$tid] + 300 ))
+		wait_cpu "$WPID/task/$tid" $(( from[$tid] + 150 ))
 	done
 	tool_stop
 	grep -q ": CPython $1: Python frames in place of its interpreter loop" "$T/err" ||

@@ -662,23 +662,21 @@ traced_while() {
 
 @test "unwind: more processes than the map holds: those that exited make room" {
 	require_bpf
-	# Each exec read takes an entry; 2,500 execs fill the 306 there is
-	# room for in 12 MB, the tool reading 250 and then 25 a second of
-	# them (the rest it says it did not read): about 450 in the 8 s or
-	# more it takes. Each lives 0.3 s, a hundred at a time, so that every
-	# one is read before it exits: a run of "spin 0" in a row, gone in a
-	# millisecond, was read only now and then on a loaded machine (CI),
-	# and some runs never filled the map.
-	local churn='for b in $(seq 25); do
-			p=()
-			for i in $(seq 100); do sleep 0.3 & p+=($!); done
-			wait "${p[@]}"
-		done
+	# Each exec read takes an entry; 800 execs fill the 204 there is
+	# room for in 8 MB, the tool reading 250 and then 25 a second of
+	# them (the rest it says it did not read): about 370 in the 4.8 s or
+	# more they take. Each lives 0.3 s, fifty at a time (the map holds
+	# four times as many: only the exited are to make room), so that
+	# every one is read before it exits: a run of "spin 0" in a row, gone
+	# in a millisecond, was read only now and then on a loaded machine
+	# (CI), and some runs never filled the map. Started by xargs: bats's
+	# shell took a second to fork fifty.
+	local churn='seq 800 | xargs -P 50 -I{} sleep 0.3
 		"$NOFP" spin 1 > /dev/null'
 	# The kernel's exit notes drop each entry as its process exits: the
 	# map never fills.
-	traced_while Sampling "$churn" "$BIN/profile" -v --unwind-memory 12 -F 99 -f
-	grep 'room for [0-9]* rows and 306 processes' "$T/err"
+	traced_while Sampling "$churn" "$BIN/profile" -v --unwind-memory 8 -F 99 -f
+	grep 'room for [0-9]* rows and 204 processes' "$T/err"
 	grep -E ' [0-9]{3,} processes \([0-9]{3,} forgotten at their exit\)' "$T/err" ||
 		fail "$(grep -E 'processes \(' "$T/err")"
 	run grep -E "processes. map full|no room for their mappings" "$T/err"
@@ -687,7 +685,7 @@ traced_while() {
 	# Without them (their ring full), a sweep of /proc finds the exited
 	# when the map is full.
 	BPFSCOPE_DISABLE=exit_notes traced_while Sampling "$churn" \
-		"$BIN/profile" -v --unwind-memory 12 -F 99 -f
+		"$BIN/profile" -v --unwind-memory 8 -F 99 -f
 	grep -E ' processes \(0 forgotten at their exit\)' "$T/err"
 	grep -E 'processes. map full: dropped [0-9]{3,} that exited' "$T/err"
 	run grep 'no room for their mappings' "$T/err"
