@@ -412,7 +412,7 @@ go_slow_ok() {
 	# not readable at an entry or return, an entry the map refused). Two
 	# CI runs before the drains were made race-free counted 744 of 768 and
 	# 740 of 760 here, saying nothing; 28 runs beside two busy fuzzers
-	# counted every call since (README, Known issues).
+	# counted every call since (docs/known-issues.md).
 	n=$(hist_total "$T/out")
 	said=$(awk '/Go calls( or returns)? not timed/ { n += $2 } END { print n + 0 }' "$T/err")
 	echo "$n of $CALLS calls counted, $said said not timed"
@@ -529,7 +529,7 @@ $NOROOT"
 	[ "$total" -ge 400 ] && [ "$total" -le 410 ] || fail "$total calls: $(cat "$T/out")"
 }
 
-@test "funclatency -p PID pthread:*mutex*, as README, --help and funclatency(8) show it: one histogram of the lock and unlock calls" {
+@test "funclatency -p PID pthread:*mutex*, as docs/tools.md, --help and funclatency(8) show it: one histogram of the lock and unlock calls" {
 	require_bpf
 	trace -p @PID 'pthread:*mutex*'
 	assert_equal "$RC" 0

@@ -97,7 +97,7 @@ tool_stop() {
 # call-frame information of each binary it meets in a stack: system-wide,
 # at its start, the machine's biggest too (CI's emulators beside the suite,
 # half a second for qemu's), and what starts and ends meanwhile is walked
-# by frame pointers (README, Known issues). Tests of short-lived processes
+# by frame pointers (docs/known-issues.md). Tests of short-lived processes
 # start them once that is done.
 settled() {
 	local n=-1 now
@@ -156,8 +156,8 @@ hist_total() {
 }
 
 # Off-CPU periods an off-CPU tool dropped, by its warning in file $1, because
-# the kernel never reported the thread's return to a CPU (README, Known
-# issues). Tests allow for exactly those, so a loss is never silent.
+# the kernel never reported the thread's return to a CPU (docs/known-issues.md).
+# Tests allow for exactly those, so a loss is never silent.
 unseen_returns() {
 	awk '/dropped: the kernel did not report/ { n += $2 } END { print n + 0 }' "$1"
 }
@@ -171,7 +171,7 @@ unseen_returns() {
 # left untimed. The first wakeup may go untimed on a loaded machine, but
 # only if the tool says so (task storage for a new thread could not be had);
 # on the development VM's kernel a wait now and then ends in a switch it
-# does not trace (README, Known issues), which the tool tells by the
+# does not trace (docs/known-issues.md), which the tool tells by the
 # thread's switch count and says, as it does a wait whose wakeup and switch
 # onto a CPU both went untraced (2 runs in 25 of runqlat.bats beside four
 # emulated guests, and prometheus.bats's once, in CI on 55270a9, before

@@ -40,7 +40,7 @@ run_offcpu() {
 	wait "$OPID"
 	RC=$?
 	OPID=
-	# Periods of $ms the tool said it had to drop (README, Known issues).
+	# Periods of $ms the tool said it had to drop (docs/known-issues.md).
 	local unseen=$(unseen_returns "$T/err")
 	# Of one process, one in hundreds at most: more would be the tool's bug.
 	[[ " $* " != *" -p @PID "* ]] || [ "$unseen" -le 2 ] ||

@@ -41,7 +41,7 @@ run_offwake() {
 	wait "$OPID"
 	RC=$?
 	OPID=
-	# Blocks of $ms the tool said it had to drop (README, Known issues).
+	# Blocks of $ms the tool said it had to drop (docs/known-issues.md).
 	local unseen=$(unseen_returns "$T/err")
 	# One in hundreds at most: more would be the tool's bug, not the kernel's.
 	[ "$unseen" -le 2 ] || fail "$unseen periods dropped: $(cat "$T/err")"

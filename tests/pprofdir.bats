@@ -148,7 +148,7 @@ value() {
 		total=$((total + $(value "$f" offcpu_sleeper)))
 	done
 	# 40 sleeps of 50 ms: 2,000,000 us, and a little more for each wakeup,
-	# less what the tool said it dropped (README, Known issues); no more
+	# less what the tool said it dropped (docs/known-issues.md); no more
 	# than the sleeps took by the workload's own clock (a loaded machine
 	# wakes it late), and 2 ms.
 	lost=$(unseen_returns "$T/err")
@@ -222,8 +222,8 @@ value() {
 		paths=$((paths + $(go tool pprof -raw -focus=run_path "$f" 2>/dev/null |
 			awk '/^Samples:/ { s = 1 } /^Locations/ { s = 0 } s && /^ +[0-9]+( +[0-9]+)*: / { n++ } END { print n + 0 }')))
 	done
-	# Each path once, less the periods the tool said it dropped (README,
-	# Known issues) and the stacks it said it lost (a CI run lost one of
+	# Each path once, less the periods the tool said it dropped
+	# (docs/known-issues.md) and the stacks it said it lost (a CI run lost one of
 	# run_path's, not the main thread's).
 	lost=$(unseen_returns "$T/err")
 	echo "$paths stacks through run_path, $lost periods dropped, ${missed:-0} stacks lost"

@@ -52,11 +52,59 @@ $output
 	[ -z "$bad" ] || fail "$bad"
 }
 
-@test "every tool has a README entry and a bats suite" {
+@test "every tool has a row in README's table, a section in docs/tools.md and a bats suite" {
 	for t in $(tools); do
-		grep -q "^### $t" "$ROOT/README.md" || fail "README.md has no '### $t' entry"
+		grep -q "^| $t | .* | \[$t(8)\](man/man8/$t.8) |$" "$ROOT/README.md" ||
+			fail "README.md's table has no row for $t"
+		grep -q "^## $t\$" "$ROOT/docs/tools.md" || fail "docs/tools.md has no '## $t' section"
 		ls "$ROOT"/tests/*"$t"*.bats >/dev/null || fail "no bats suite for $t"
 	done
+}
+
+# doc_pages: README.md and every page under docs/, relative to ROOT.
+doc_pages() {
+	(cd "$ROOT" && echo README.md && find docs -name '*.md' | sort)
+}
+
+@test "every relative link and image in README and docs/ leads to a file that is there" {
+	local page target bad=
+	for page in $(doc_pages); do
+		# [text](target) and ![alt](target), outside code spans.
+		for target in $(sed 's/`[^`]*`//g' "$ROOT/$page" | grep -oE '\]\([^) ]+\)' |
+				sed -E 's/^\]\(//; s/\)$//; s/#.*//'); do
+			case $target in http://* | https://* | mailto:* | '') continue ;; esac
+			[ -e "$ROOT/$(dirname "$page")/$target" ] || bad+="$page: $target
+"
+		done
+	done
+	[ "$(doc_pages | wc -l)" -ge 10 ] || fail "docs/ has $(doc_pages | wc -l) pages"
+	[ -z "$bad" ] || fail "links to nothing:
+$bad"
+}
+
+@test "README and docs/ name every option the tools have, and no option they lack" {
+	local t long short missing= T=$BATS_TEST_TMPDIR
+	# Options as the docs write them, in code: "--name", "--name=ARG", "-x", "-x ARG".
+	(cd "$ROOT" && cat $(doc_pages)) | grep -oE '`[^`]*`' > "$T/code"
+	grep -oE -- '(^|[ `(])--[a-z][a-z0-9-]*' "$T/code" | grep -oE -- '--[a-z0-9-]+' | sort -u > "$T/named"
+	grep -oE -- '(^|[ `(])-[A-Za-z]([ `=,)]|$)' "$T/code" | grep -oE -- '-[A-Za-z]' | sort -u > "$T/short"
+	for t in $(tools); do
+		# "-x, --long=ARG" or "--long", as --help lists them.
+		while read -r long short; do
+			grep -qxF -- "$long" "$T/named" && continue
+			[ -n "$short" ] && grep -qxF -- "$short" "$T/short" && continue
+			missing+="$t $long "
+		done < <("$BIN/$t" --help | sed -nE 's/^ +(-([A-Za-z0-9]), )?(--[a-z0-9-]+).*/\3 \2/p' |
+			sed -E 's/ ([A-Za-z0-9])$/ -\1/' | grep -vE -- '^--(help|usage|version) ')
+		"$BIN/$t" --complete | grep -oE '^--[a-z0-9-]+' >> "$T/known"
+	done
+	[ -z "$missing" ] || fail "options the docs name nowhere: $missing"
+	# --complete lists the others, for bash's completion; and other programs'
+	# options the docs name (CPython's ./configure, node).
+	printf '%s\n' --complete --enable-shared --perf-basic-prof >> "$T/known"
+	sort -u -o "$T/known" "$T/known"
+	run comm -13 "$T/known" "$T/named"
+	[ -z "$output" ] || fail "options the docs name that no tool has: $(echo $output)"
 }
 
 @test "make install puts the tools, pages and completion in place; make uninstall takes all of it away" {

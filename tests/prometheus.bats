@@ -311,7 +311,7 @@ tens() {
 	# (8.192, 16.384] ms bucket, and the exporter's count there is the
 	# spinner's own, but for waits within the microseconds of a switch of
 	# either bound (the spinner's reading takes the switch in, the tool's
-	# does not) and those the tool said it dropped (README, Known issues).
+	# does not) and those the tool said it dropped (docs/known-issues.md).
 	: > "$T/w"
 	"$WL/runq_contend" -g -F -M -n 266 > "$T/w" &
 	WPID=$!

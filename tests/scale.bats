@@ -49,8 +49,8 @@ trace_work() {
 # in_reach N DROPPED: N of the 4,096 paths' sleeps counted, no more, and
 # no fewer than the tool's own count of what it dropped allows, less the
 # sleeps that never left the CPU. On the development VM's kernel, which
-# now and then switches a thread without tracing it (README: Known
-# issues), the tool tells such periods by the thread's switch count. A
+# now and then switches a thread without tracing it (docs/known-issues.md),
+# the tool tells such periods by the thread's switch count. A
 # sleep whose timer fired before the thread reached schedule() (its vCPU
 # stolen for the 50 us between) is no period at all; the workload counts
 # those by its own voluntary switches, and says "unslept N" (0 to 7 of

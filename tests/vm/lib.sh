@@ -37,8 +37,8 @@ vm_samples() {
 # tool reads every running binary's call-frame information at its start,
 # in the thread that also reads new processes' maps at their exec: on a
 # host running the matrix's guests, qemu's 229,000 rows take about half a
-# second, and processes that start and end meanwhile are not read (README,
-# Known issues). Checks of short-lived processes start them once it is done.
+# second, and processes that start and end meanwhile are not read
+# (docs/known-issues.md). Checks of short-lived processes start them once it is done.
 vm_settled() {
 	_n=-1 _i=0
 	while [ $_i -lt 40 ]; do
@@ -54,7 +54,7 @@ vm_settled() {
 # (vm_tpid), output to OUT and ERR, and returns once it says "Tracing" (on
 # either stream), and on 6.1 and 5.10 once a second has passed: a 6.1 guest
 # missed what came just after attaching, and 5.10's kprobes are as fragile
-# (README, Known issues); 6.12, arm64 and this host have never shown it,
+# (docs/known-issues.md); 6.12, arm64 and this host have never shown it,
 # and the pause cost their runs half a minute each. If it never says so,
 # returns 1 with vm_rc its exit status (99 if it exited 0 without tracing).
 vm_attach() {
@@ -165,7 +165,7 @@ vm_unseen() {
 
 # vm_switches TOOL ARGS...: TOOL ARGS (system-wide, for about 2 s) beside a
 # ping-pong of wakeups must see every switch onto a CPU. Where the kernel itself drops
-# some (this development host: README, Known issues) the cell is n/a,
+# some (this development host: docs/known-issues.md) the cell is n/a,
 # which only the host may be. The ping-pong runs until the tool is done:
 # a million rounds, as it had, could end on a fast host before a slow
 # start of the tool, and the cell pass on nothing.

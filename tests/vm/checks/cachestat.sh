@@ -59,7 +59,7 @@ dd if=/dev/zero of="$cs_data" bs=1048576 count=64 2> /dev/null
 sync
 verdicts=""
 # kprobes before fentry: on 5.10 a kretprobe attached right after fexit
-# programs on the same function left it saw no returns (README, Known issues).
+# programs on the same function left it saw no returns (docs/known-issues.md).
 for method in tracepoint kprobe fentry; do
 	sync
 	echo 3 > /proc/sys/vm/drop_caches

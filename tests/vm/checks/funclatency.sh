@@ -45,7 +45,7 @@ fl_check_sleep() {
 	fl_lacking "$method" && return
 	again=
 	# 5.10's kretprobes, in the emulated guest, now and then report none of
-	# a run's returns (README, Known issues), which the tool says: its calls
+	# a run's returns (docs/known-issues.md), which the tool says: its calls
 	# are left untimed, none returned. Said, that run is done once
 	# more, and the cell says so; unsaid, or twice, it fails.
 	if [ "$(fl_total "$fl_out")" = 0 ] && grep -q 'none of the calls traced returned' "$fl_err" &&

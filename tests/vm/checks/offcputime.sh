@@ -21,7 +21,7 @@ oc_check() {
 	# the workload's clocks count them), and some of it in do_nanosleep.
 	us=$(awk '/;offcpu_sleeper(;| )/ { n += $NF } END { print n + 0 }' "$SCRATCH/oc.out")
 	ns=$(awk '/;offcpu_sleeper;.*do_nanosleep/ { n += $NF } END { print n + 0 }' "$SCRATCH/oc.out")
-	# Sleeps the tool said it had to drop (README, Known issues), if any.
+	# Sleeps the tool said it had to drop (docs/known-issues.md), if any.
 	short=$(( $(vm_unseen "$SCRATCH/oc.err") * 20000 ))
 	left=$(vm_leftover offcputime)
 	detail="rc=$vm_rc offcpu_sleeper ... do_nanosleep: $us us of $(awk '/^done/ { print $2 " (" $3 " wall)" }' "$SCRATCH/oc.work") slept, $(grep -o 'with [a-z_]*' "$SCRATCH/oc.err" | head -n 1)"

@@ -24,12 +24,12 @@ rq_check() {
 	n=$(awk -v t="$sleeper" '/^tid = / { on = ($3 == t) } on && / -> .* : [0-9]+ +\|/ { n += $5 } END { print n + 0 }' "$SCRATCH/rq.out")
 	left=$(vm_leftover runqlat)
 	# Waits the kernel did not report the end of (6.18's missed switches,
-	# README), said by the tool: counted as the waits they were.
+	# docs/known-issues.md), said by the tool: counted as the waits they were.
 	dropped=$(sed -n 's/^runqlat: \([0-9]*\) waits dropped: the kernel did not report.*/\1/p' "$SCRATCH/rq.err" | head -n 1)
 	detail="rc=$vm_rc sleeper wakeups=$n of $rq_n sleeps (${blocked:-?} blocked, ${preempted:-?} preempted), ${dropped:-0} said dropped, $(grep -o 'with [a-z_]*' "$SCRATCH/rq.err" | head -n 1)"
 	n=$((n + ${dropped:-0}))
 	# The first wakeup may go untimed, but only if the tool says so. On
-	# the development host's kernel (README, Known issues) one wait may
+	# the development host's kernel (docs/known-issues.md) one wait may
 	# go untold, as in tests/runqlat.bats: a wakeup it did not trace
 	# before a switch onto a CPU it did.
 	least=$((blocked + 1))
