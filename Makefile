@@ -31,7 +31,7 @@ CC        := $(if $(CROSS),$(GNU_ARCH)-)gcc
 endif
 PREFIX    ?= /usr/local
 DESTDIR   ?=
-VERSION   := $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1)
+VERSION   := $(shell scripts/version)
 
 TOOLS     := $(sort $(patsubst tools/%.c,%,$(wildcard tools/*.c)))
 BINS      := $(addprefix $(OUTPUT)/bin/,$(TOOLS))
@@ -94,7 +94,7 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all deps deps-check check check-stress check-vm vm-deps vm-fetch vm-prep demo install uninstall clean vmlinux bench man-lint workloads
+.PHONY: all deps deps-check check check-stress check-vm vm-deps vm-fetch vm-prep demo install uninstall clean vmlinux bench man-lint workloads deb dist
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -289,6 +289,33 @@ uninstall:
 			done; \
 		done; \
 	fi
+
+# A Debian package of the dynamic tools, by Debian's own tools, into
+# $(OUTPUT)/deb/: bpfscope_VERSION_ARCH.deb, checked by lintian. Its version
+# is what -V prints (scripts/version); debian/changelog says it, written here.
+deb:
+	@scripts/deps.sh install build deb
+	@mkdir -p $(OUTPUT)/deb
+	@scripts/debian-changelog $(VERSION) > debian/changelog
+	@dpkg-buildpackage -b -uc -us --no-pre-clean > $(OUTPUT)/deb/build.log 2>&1 || \
+		{ tail -n 30 $(OUTPUT)/deb/build.log; exit 1; }
+	@mv ../bpfscope_$(VERSION)_*.deb ../bpfscope-dbgsym_$(VERSION)_*.deb $(OUTPUT)/deb/ 2> /dev/null; \
+		rm -f ../bpfscope_$(VERSION)_*.buildinfo ../bpfscope_$(VERSION)_*.changes
+	@lintian --allow-root --fail-on warning,error $(OUTPUT)/deb/bpfscope_$(VERSION)_*.deb
+	@ls $(OUTPUT)/deb/bpfscope_$(VERSION)_*.deb
+
+# Release files in $(OUTPUT)/dist: the source tarball (git archive), static
+# tools for x86-64 and arm64, and their SHA256SUMS.
+dist:
+	@mkdir -p $(OUTPUT)/dist
+	@git archive --prefix=bpfscope-$(VERSION)/ -o $(OUTPUT)/dist/bpfscope-$(VERSION).tar.gz HEAD
+	@$(MAKE) --no-print-directory STATIC=1 OUTPUT=$(OUTPUT)/static all
+	@$(MAKE) --no-print-directory STATIC=1 ARCH=arm64 OUTPUT=$(OUTPUT)/static-arm64 all
+	@for a in x86_64:static arm64:static-arm64; do \
+		tar -C $(OUTPUT)/$${a#*:} -czf $(OUTPUT)/dist/bpfscope-$(VERSION)-static-$${a%%:*}.tar.gz \
+			--transform "s,^bin,bpfscope-$(VERSION)-$${a%%:*}," bin || exit 1; \
+	done
+	@cd $(OUTPUT)/dist && rm -f SHA256SUMS && sha256sum bpfscope-$(VERSION)* > SHA256SUMS && cat SHA256SUMS
 
 # The checked-in vmlinux/ARCH/vmlinux.h is what builds use (CO-RE adapts it
 # to every kernel); this regenerates it from the running kernel's BTF, or for

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Checks for (or, with "install", installs) the Debian packages a make target needs.
 #
-# usage: deps.sh check|install GROUP...   (groups: build static test vm fuzz)
+# usage: deps.sh check|install GROUP...   (groups: build static test vm deb fuzz)
 set -u
 
 mode=$1; shift
@@ -69,6 +69,10 @@ vm xz-utils cmd:xz
 vm e2fsprogs cmd:mkfs.ext4
 vm kmod cmd:depmod
 vm golang-go cmd:go
+deb debhelper cmd:dh
+deb dpkg-dev cmd:dpkg-buildpackage
+deb fakeroot cmd:fakeroot
+deb lintian cmd:lintian
 fuzz libclang-rt-14-dev file:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
 "
 
