@@ -297,7 +297,7 @@ deb:
 	@scripts/deps.sh install build deb
 	@mkdir -p $(OUTPUT)/deb
 	@scripts/debian-changelog $(VERSION) > debian/changelog
-	@dpkg-buildpackage -b -uc -us --no-pre-clean > $(OUTPUT)/deb/build.log 2>&1 || \
+	@dpkg-buildpackage -b -uc -us > $(OUTPUT)/deb/build.log 2>&1 || \
 		{ tail -n 30 $(OUTPUT)/deb/build.log; exit 1; }
 	@mv ../bpfscope_$(VERSION)_*.deb ../bpfscope-dbgsym_$(VERSION)_*.deb $(OUTPUT)/deb/ 2> /dev/null; \
 		rm -f ../bpfscope_$(VERSION)_*.buildinfo ../bpfscope_$(VERSION)_*.changes

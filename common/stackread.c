@@ -321,6 +321,39 @@ static int drop_trampolines(struct frame *f, int n)
 	return k;
 }
 
+/*
+ * A goroutine's frames above runtime.mcall are read from its g.sched when
+ * the stack is taken: if another thread resumed the goroutine and it has
+ * parked again since, they are where it parked last, not where it was when
+ * this thread's mcall ran (gogo clears g.sched.sp only while it runs). The
+ * function mcall ran says which: park_m is only gopark's, the preemptions'
+ * and gosched_m never are. Frames after such a mismatch are marked, not
+ * shown as this thread's. The stack's new length.
+ */
+static int drop_stale_goroutine(struct frame *f, int n)
+{
+	static const char *const not_parks[] = { "runtime.gopreempt_m", "runtime.preemptPark",
+						 "runtime.gosched_m", "runtime.goschedguarded_m" };
+
+	for (int i = 1; i + 1 < n; i++) {
+		bool parked = !strcmp(f[i - 1].name, "runtime.park_m");
+		bool stale = false;
+
+		if (f[i].kind != FRAME_USER || strcmp(f[i].name, "runtime.mcall"))
+			continue;
+		for (size_t j = 0; j < sizeof(not_parks) / sizeof(not_parks[0]); j++)
+			stale |= !strcmp(f[i - 1].name, not_parks[j]) &&
+				 !strcmp(f[i + 1].name, "runtime.gopark");
+		stale |= parked && f[i + 1].kind == FRAME_USER && strcmp(f[i + 1].name, "runtime.gopark");
+		if (stale) {
+			f[i + 1] = (struct frame){ .name = unwind_mark(UNWIND_MARK_GO_RESUMED),
+						   .kind = FRAME_UNKNOWN };
+			return i + 2;
+		}
+	}
+	return n;
+}
+
 /* Said after the last frame of a stack the unwinder found deeper than it keeps. */
 #define DEEPER_MARK "[truncated: deeper than 127 frames]"
 _Static_assert(STACK_MAX_DEPTH == 127, "DEEPER_MARK names the depth");
@@ -407,5 +440,5 @@ int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key
 	}
 	if (deeper)
 		out[k++] = (struct frame){ .name = DEEPER_MARK, .kind = FRAME_UNKNOWN };
-	return drop_trampolines(out, k);
+	return drop_trampolines(out, drop_stale_goroutine(out, k));
 }

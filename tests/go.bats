@@ -132,9 +132,16 @@ CHAIN="runtime.main;main.main;main.goCallerGamma;main.goInlinedBeta_\[i\];main.g
 	# nothing else may end there.
 	run grep -E '\[truncated:_[^]]*\];runtime\.mcall;' "$T/folded"
 	refute_output --regexp 'truncated:_(no_CFI|CFI_not|stack_not)'
-	awk '/;runtime\.mcall;/ && !/^[^;]*;runtime\.goexit;.*;runtime\.gopark;runtime\.mcall;runtime\.park_m;runtime\.schedule;/ { bad += $NF }
+	# A goroutine resumed since, and maybe parked again, shows no frames of
+	# its own: marked (on a loaded machine, one CI run had 170 ms of 2.6 s
+	# with the thread's mcall running gopreempt_m under where the goroutine
+	# had parked since). Most of the time is the goroutine's, and nothing
+	# else ends at mcall.
+	awk '/;runtime\.mcall;/ && !/^[^;]*;runtime\.goexit;.*;runtime\.gopark;runtime\.mcall;runtime\.park_m;runtime\.schedule;/ &&
+	     !/;\[truncated:_goroutine_resumed_elsewhere\];runtime\.mcall;/ { bad += $NF }
+	     /;\[truncated:_goroutine_resumed_elsewhere\];runtime\.mcall;/ { resumed += $NF }
 	     /;main\.goSleeperDelta;time\.Sleep;runtime\.gopark;runtime\.mcall;/ { n += $NF }
-	     END { exit !(n && bad * 100 < n) }' "$T/folded" ||
+	     END { exit !(n && !bad && resumed * 2 < n) }' "$T/folded" ||
 		fail "$(grep ';runtime\.mcall;' "$T/folded" | sort -t' ' -k2 -nr | head)"
 	run grep -vE 'main\.goSleeperDelta;time\.Sleep;runtime\.gopark;runtime\.mcall;' "$T/folded"
 	refute_output --partial goSleeperDelta
