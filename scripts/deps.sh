@@ -69,6 +69,7 @@ vm xz-utils cmd:xz
 vm e2fsprogs cmd:mkfs.ext4
 vm kmod cmd:depmod
 vm golang-go cmd:go
+deb build-essential file:/usr/share/build-essential/list
 deb debhelper cmd:dh
 deb dpkg-dev cmd:dpkg-buildpackage
 deb fakeroot cmd:fakeroot
