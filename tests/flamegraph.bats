@@ -28,13 +28,23 @@ teardown() {
 	assert_nothing_loaded profile
 }
 
-# browse SVG STEPS: runs the browser driver; its lines in $output.
+# browse SVG STEPS [SVG STEPS]...: runs the browser driver, each SVG in a
+# page of its own in one browser; its lines in $output, each page's after
+# "page N" (see page).
 browse() {
 	run timeout 120 env NODE_PATH="$BUILD/cache/browser/node_modules" \
-		node "$ROOT/tests/browser/flamegraph.cjs" "$1" "$2"
+		node "$ROOT/tests/browser/flamegraph.cjs" "$@"
 	echo "$output"
 	assert_success
 	refute_line --partial "error "
+	BROWSED=$output
+}
+
+# page N: $output and $lines of the last browse's Nth page only.
+page() {
+	output=$(awk -v n="$1" '/^page [0-9]+$/ { on = ($2 == n); next } on' <<< "$BROWSED")
+	mapfile -t lines <<< "$output"
+	[ -n "$output" ] || fail "no page $1 in: $BROWSED"
 }
 
 # shown NAME X W OPACITY: frame NAME is drawn at X, W wide (to 0.1 px).
@@ -54,7 +64,10 @@ shown() {
 }
 
 @test "flame graph in a browser: a zoom keeps the ancestors, dimmed and clickable, and hides the rest" {
-	browse "$T/fg.svg" '[["zoom","spin_a@1"],["frames"]]'
+	browse "$T/fg.svg" '[["zoom","spin_a@1"],["frames"]]' \
+		"$T/fg.svg" '[["zoom","spin_a@1"],["zoom","main"],["frames"]]' \
+		"$T/fg.svg" '[["zoom","leaf2"],["reset"],["frames"]]'
+	page 1
 	# The clicked frame and what it called, across the whole width.
 	shown spin_a 10.0 1180.0 1
 	shown leaf1 10.0 885.0 1
@@ -67,7 +80,7 @@ shown() {
 	[ "$(grep -c '^frame ' <<<"$output")" -eq 6 ]
 
 	# Part of the way back out: a click on an ancestor zooms on it.
-	browse "$T/fg.svg" '[["zoom","spin_a@1"],["zoom","main"],["frames"]]'
+	page 2
 	shown main 10.0 1180.0 1
 	shown spin_a 72.1 993.7 1
 	shown spin_b 1065.8 124.2 1
@@ -77,7 +90,7 @@ shown() {
 	refute_line --regexp '^frame (other|start) '
 
 	# Reset zoom: every frame where it was.
-	browse "$T/fg.svg" '[["zoom","leaf2"],["reset"],["frames"]]'
+	page 3
 	shown all 10.0 1180.0 1
 	shown other 10.0 59.0 1
 	shown leaf2 836.0 236.0 1
@@ -86,43 +99,49 @@ shown() {
 
 @test "flame graph in a browser: search says the share of all samples its matches cover" {
 	# spin_a 80 + short_lived_work 5 (its own spin_a counted once) + 5: 90%.
-	browse "$T/fg.svg" '[["search","spin_a|short_lived_work"],["matched"],["frames"]]'
+	browse "$T/fg.svg" '[["search","spin_a|short_lived_work"],["matched"],["frames"]]' \
+		"$T/fg.svg" '[["search","leaf"],["matched"]]' \
+		"$T/fg.svg" '[["search","spin_a"],["search","spin_(a"],["matched"],["frames"]]' \
+		"$T/fg.svg" '[["search","spin_a"],["search",""],["matched"],["frames"]]'
+	page 1
 	assert_line "matched Matched: 90.0%"
 	assert_line --regexp '^frame spin_a x=.* fill=rgb\(230, 0, 230\) '
 	assert_line --regexp '^frame short_lived_work x=.* fill=rgb\(230, 0, 230\) '
 	assert_line --regexp '^frame spin_b x=.* fill=- '
-	browse "$T/fg.svg" '[["search","leaf"],["matched"]]'
+	page 2
 	assert_line "matched Matched: 80.0%"
 
 	# An invalid expression is said, and the old highlights go.
-	browse "$T/fg.svg" '[["search","spin_a"],["search","spin_(a"],["matched"],["frames"]]'
+	page 3
 	assert_line "matched Not a regular expression: spin_(a"
 	refute_line --regexp 'fill=rgb'
 	# An empty one clears the search.
-	browse "$T/fg.svg" '[["search","spin_a"],["search",""],["matched"],["frames"]]'
+	page 4
 	assert_line "matched -"
 	refute_line --regexp 'fill=rgb'
 }
 
-# search_ms N: sets MS to the milliseconds one search for "f1.*" takes in
-# a graph of N stacks, three frames each of their own.
-search_ms() {
+# graph N: a flame graph of N stacks, three frames each of their own, in $T/gN.svg.
+graph() {
 	awk -v n="$1" 'BEGIN { for (i = 0; i < n; i++) printf "p;m;f%d;g%d;h%d 1\n", i, i, i }' |
 		"$CONV" svg "$T/g$1.svg"
-	browse "$T/g$1.svg" '[["time-search","f1.*"],["matched"]]'
-	MS=$(sed -n 's/^search-ms //p' <<<"$output")
-	[ -n "$MS" ] || fail "no time: $output"
 }
 
 @test "flame graph in a browser: a search takes time linear in the frames (it was quadratic)" {
-	search_ms 700
-	small=$MS
+	graph 700
+	graph 3500
+	# The milliseconds one search for "f1.*" takes in each.
+	browse "$T/g700.svg" '[["time-search","f1.*"],["matched"]]' \
+		"$T/g3500.svg" '[["time-search","f1.*"],["matched"]]'
+	page 1
+	small=$(sed -n 's/^search-ms //p' <<<"$output")
 	# f1, f10-f19, f100-f199: 111 of 700.
 	assert_line "matched Matched: 15.9%"
-	search_ms 3500
-	big=$MS
+	page 2
+	big=$(sed -n 's/^search-ms //p' <<<"$output")
 	# And f1000-f1999: 1111 of 3500.
 	assert_line "matched Matched: 31.7%"
+	[ -n "$small" ] && [ -n "$big" ] || fail "no times: $BROWSED"
 	echo "search: $small ms for 2,100 frames, $big ms for 10,500"
 	# Five times the frames: about five times as long, twenty-five if
 	# quadratic (the old search's lowest-row scan put back: 18 ms for 2,100
@@ -139,15 +158,18 @@ search_ms() {
 	EOF2
 	"$CONV" svg "$T/inl.svg" < "$T/inl.folded"
 	# Its title says it is inlined; its label is its name, before a zoom and after.
-	browse "$T/inl.svg" '[["frames"],["zoom","hot"],["frames"],["reset"],["frames"]]'
+	browse "$T/inl.svg" '[["frames"],["zoom","hot"],["frames"],["reset"],["frames"]]' \
+		"$T/inl.svg" '[["search","inlined"],["matched"]]' \
+		"$T/inl.svg" '[["search","^hot$"],["matched"]]'
+	page 1
 	[ "$(grep -c '^frame hot (inlined) x=.* label=hot$' <<<"$output")" -eq 3 ] ||
 		fail "an inlined frame's label changed"
 	assert_line --regexp '^frame hot \(inlined\) x=10\.0 w=1180\.0 opacity=1 .* label=hot$'
 	refute_line --partial 'label=hot (inl'
 	# Its name is "hot": "inlined" matches nothing, "^hot$" matches it.
-	browse "$T/inl.svg" '[["search","inlined"],["matched"]]'
+	page 2
 	assert_line "matched Matched: 0.0%"
-	browse "$T/inl.svg" '[["search","^hot$"],["matched"]]'
+	page 3
 	assert_line "matched Matched: 60.0%"
 	# Drawn in the inlined calls' aqua, beside the user code's red.
 	grep -q '<g class="f" data-v="6" data-i="1"><title>hot (inlined) (6 samples, 60.00%)</title><rect [^>]*fill="rgb([4-8][0-9],2[0-2][0-9],2[0-3][0-9])"' "$T/inl.svg" ||

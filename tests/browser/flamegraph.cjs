@@ -6,7 +6,9 @@
  * "key value" line each, for tests/flamegraph.bats to check. Page errors
  * and console errors are printed as "error ..." lines.
  *
- * usage: node flamegraph.cjs FILE.svg STEPS
+ * usage: node flamegraph.cjs FILE.svg STEPS [FILE.svg STEPS]...
+ * Each FILE in a page of its own, in one browser (its start is most of a
+ * run's time), its lines after "page N" (1, 2, ...).
  * STEPS: a JSON list of [action, argument]: ["zoom", name] (a pointer
  * click at the middle of the frame's box), ["reset"], ["search", regex],
  * ["hover", name], ["frames"] (every frame drawn, as "frame NAME x=.. w=..
@@ -19,14 +21,22 @@
 const { chromium } = require('playwright-core');
 
 async function main() {
-	const [file, stepsJson] = process.argv.slice(2);
-	const steps = JSON.parse(stepsJson);
+	const args = process.argv.slice(2);
 	const browser = await chromium.launch({
 		executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
 		args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
 		       '--disable-background-networking', '--disable-component-update',
 		       '--disable-sync'],
 	});
+
+	for (let i = 0; i + 1 < args.length; i += 2) {
+		console.log(`page ${i / 2 + 1}`);
+		await browse(browser, args[i], JSON.parse(args[i + 1]));
+	}
+	await browser.close();
+}
+
+async function browse(browser, file, steps) {
 	const page = await browser.newPage();
 	let answer = null;
 
@@ -111,7 +121,7 @@ async function main() {
 			throw new Error(`unknown step ${action}`);
 		}
 	}
-	await browser.close();
+	await page.close();
 }
 
 main().catch((e) => {
