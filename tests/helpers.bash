@@ -1,10 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Shared bats setup: assertions, paths, the BPF requirement and leak checks.
 
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
+# Their files, sourced here: their load.bash forks a dirname for each, in
+# every test (bats sources this file for each), 15 processes a test.
+for f in /usr/lib/bats/bats-support/src/{output,error,lang}.bash /usr/lib/bats/bats-assert/src/*.bash; do
+	source "$f"
+done
+unset f
 
-ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+ROOT=${BATS_TEST_DIRNAME%/*}
 # What make built: build/, or another OUTPUT (make check SANITIZE=1 builds in build/san).
 BUILD=${BPFSCOPE_BUILD:-$ROOT/build}
 BIN=$BUILD/bin
@@ -120,9 +124,9 @@ cpu_ms() {
 	# the CPUs the workload it waits for needs.
 	read -r stat 2> /dev/null < "/proc/$1/stat" || return 1
 	read -ra f <<< "${stat##*) }"
+	: "${CLK_TCK:=$(getconf CLK_TCK)}"
 	echo $(( (f[11] + f[12]) * 1000 / CLK_TCK ))
 }
-CLK_TCK=$(getconf CLK_TCK)
 
 # wait_cpu PID MS: waits until process PID has had MS ms of CPU time in
 # all (cpu_ms): what a profiler had the chance to sample, however slowly a
