@@ -323,33 +323,27 @@ static int drop_trampolines(struct frame *f, int n)
 
 /*
  * A goroutine's frames above runtime.mcall are read from its g.sched when
- * the stack is taken: if another thread resumed the goroutine and it has
- * parked again since, they are where it parked last, not where it was when
- * this thread's mcall ran (gogo clears g.sched.sp only while it runs). The
- * function mcall ran says which: park_m is only gopark's, the preemptions'
- * and gosched_m never are. Frames after such a mismatch are marked, not
- * shown as this thread's. The stack's new length.
+ * the stack is taken: if another thread resumed the goroutine since, and it
+ * parked again or entered a system call (which saves g.sched too), they say
+ * where it is now, not where it was when this thread's mcall ran (gogo
+ * clears g.sched.sp only while it runs). The function mcall ran tells:
+ * park_m is gopark's alone, and gopark calls nothing else through mcall
+ * (exitsyscall0 is exitsyscall's, gopreempt_m the preemptions'). Frames
+ * after such a mismatch are marked, not shown as this thread's. The
+ * stack's new length.
  */
 static int drop_stale_goroutine(struct frame *f, int n)
 {
-	static const char *const not_parks[] = { "runtime.gopreempt_m", "runtime.preemptPark",
-						 "runtime.gosched_m", "runtime.goschedguarded_m" };
-
 	for (int i = 1; i + 1 < n; i++) {
-		bool parked = !strcmp(f[i - 1].name, "runtime.park_m");
-		bool stale = false;
+		bool park_m = !strcmp(f[i - 1].name, "runtime.park_m");
+		bool gopark = !strcmp(f[i + 1].name, "runtime.gopark");
 
-		if (f[i].kind != FRAME_USER || strcmp(f[i].name, "runtime.mcall"))
+		if (f[i].kind != FRAME_USER || strcmp(f[i].name, "runtime.mcall") ||
+		    f[i + 1].kind != FRAME_USER || park_m == gopark)
 			continue;
-		for (size_t j = 0; j < sizeof(not_parks) / sizeof(not_parks[0]); j++)
-			stale |= !strcmp(f[i - 1].name, not_parks[j]) &&
-				 !strcmp(f[i + 1].name, "runtime.gopark");
-		stale |= parked && f[i + 1].kind == FRAME_USER && strcmp(f[i + 1].name, "runtime.gopark");
-		if (stale) {
-			f[i + 1] = (struct frame){ .name = unwind_mark(UNWIND_MARK_GO_RESUMED),
-						   .kind = FRAME_UNKNOWN };
-			return i + 2;
-		}
+		f[i + 1] = (struct frame){ .name = unwind_mark(UNWIND_MARK_GO_RESUMED),
+					   .kind = FRAME_UNKNOWN };
+		return i + 2;
 	}
 	return n;
 }
