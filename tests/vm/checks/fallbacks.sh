@@ -76,7 +76,7 @@ vm_trace fbo "$WL/offcpu sleep 10 20" offcputime -v -f --unwind=fp
 # through do_nanosleep leave out (CI: 559 of 692 ms on 6.1).
 us=$(awk '/;offcpu_sleeper(;| )/ { n += $NF } END { print n + 0 }' "$SCRATCH/fbo.out")
 ns=$(awk '/;offcpu_sleeper;.*do_nanosleep/ { n += $NF } END { print n + 0 }' "$SCRATCH/fbo.out")
-short=$(( $(vm_unseen "$SCRATCH/fbo.err") * 20000 ))
+short=$(( $(vm_unseen "$SCRATCH/fbo.err") * 20000 + $(vm_clock_reads "$SCRATCH/fbo.out") ))
 ok=0
 [ "${vm_rc:-1}" = 0 ] && [ -z "$(vm_leftover offcputime)" ] && [ "$ns" -gt 0 ] &&
 	vm_blocked "$us" "$SCRATCH/fbo.work" "$short" && ok=1

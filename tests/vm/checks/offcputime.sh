@@ -23,6 +23,8 @@ oc_check() {
 	ns=$(awk '/;offcpu_sleeper;.*do_nanosleep/ { n += $NF } END { print n + 0 }' "$SCRATCH/oc.out")
 	# Sleeps the tool said it had to drop (docs/known-issues.md), if any.
 	short=$(( $(vm_unseen "$SCRATCH/oc.err") * 20000 ))
+	# And its preemptions in its own clock reads, which it counts too.
+	short=$(( short + $(vm_clock_reads "$SCRATCH/oc.out") ))
 	left=$(vm_leftover offcputime)
 	detail="rc=$vm_rc offcpu_sleeper ... do_nanosleep: $us us of $(awk '/^done/ { print $2 " (" $3 " wall)" }' "$SCRATCH/oc.work") slept, $(grep -o 'with [a-z_]*' "$SCRATCH/oc.err" | head -n 1)"
 	if [ $vm_rc = 0 ] && [ -z "$left" ] && [ "$ns" -gt 0 ] && vm_blocked "$us" "$SCRATCH/oc.work" "$short"; then
