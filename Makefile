@@ -163,6 +163,15 @@ $(OUTPUT)/obj/common/syscalls.o: $(OUTPUT)/skel/syscall_names.h
 # The one BPF program of the library: the kernel names its addresses (common/klookup.c).
 $(OUTPUT)/obj/common/klookup.o: $(OUTPUT)/skel/ksym.skel.h
 
+# -V's version is compiled into cli.o: built again when it changes (a
+# commit, a tree made dirty), so every tool and package says what it is.
+$(OUTPUT)/obj/common/cli.o: $(OUTPUT)/version
+$(OUTPUT)/version: FORCE
+	@mkdir -p $(@D)
+	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@
+.PHONY: FORCE
+FORCE:
+
 $(OUTPUT)/libcommon.a: $(COMMON_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
