@@ -94,7 +94,7 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all deps deps-check check check-stress check-vm vm-deps vm-fetch vm-prep demo install uninstall clean vmlinux bench man-lint workloads deb dist
+.PHONY: all deps deps-check check check-stress check-vm vm-deps vm-fetch vm-prep demo install uninstall clean vmlinux bench bench-doc man-lint workloads deb dist
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -266,8 +266,12 @@ demo:
 
 # Figures, not pass/fail: every tests/bench/TOOL script, or BENCH="runqlat ...".
 BENCH ?= $(TOOLS)
-bench: all $(WORKLOADS)
+bench: all workloads
 	@for t in $(BENCH); do [ -x tests/bench/$$t ] && tests/bench/$$t; echo; done
+
+# docs/performance.md, written from what the benchmarks print (BENCH="..." for some sections).
+bench-doc: all workloads
+	@$(if $(filter command line,$(origin BENCH)),BENCH="$(BENCH)") scripts/bench-doc
 
 man-lint:
 	@mandoc -Tlint -W warning man/man8/*.8

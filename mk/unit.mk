@@ -8,7 +8,7 @@ $(OUTPUT)/tests/unit/%: tests/unit/%.c $(OUTPUT)/libcommon.a
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $< $(OUTPUT)/libcommon.a $(LDLIBS) -o $@
 
-check: $(UNIT_BINS)
+check bench bench-doc: $(UNIT_BINS)
 
 # The symbolizer's test workload: a PIE executable and the library it links.
 $(OUTPUT)/tests/libsymlib.so: tests/symwork/symlib.c | $(OUTPUT)/tests
@@ -107,7 +107,7 @@ $(OUTPUT)/tests/nofp-fp: tests/nofp/nofp.c $(NOFP_OBJS) $(OUTPUT)/tests/libnofpl
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(NOFP_CFLAGS) -fno-omit-frame-pointer -pthread $< $(NOFP_OBJS) -L$(OUTPUT)/tests -lnofplib -Wl,-rpath,'$$ORIGIN' -o $@
 
-bench: $(OUTPUT)/tests/nofp-fp
+bench bench-doc: $(OUTPUT)/tests/nofp-fp
 
 # The library with its CFI only in its own .debug_frame, as code built
 # without unwind tables but with -g has it: as is, and compressed.
