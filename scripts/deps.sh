@@ -74,6 +74,7 @@ deb debhelper cmd:dh
 deb dpkg-dev cmd:dpkg-buildpackage
 deb fakeroot cmd:fakeroot
 deb lintian cmd:lintian
+deb mmdebstrap cmd:mmdebstrap
 fuzz libclang-rt-14-dev file:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
 "
 

@@ -82,6 +82,43 @@ doc_pages() {
 $bad"
 }
 
+@test "docs/performance.md is what make bench-doc wrote: every benchmark's section, dated, with its commit and machine" {
+	local perf=$ROOT/docs/performance.md b n=0 listed
+	listed=$(sed -n '/^all="/,/"$/p' "$ROOT/scripts/bench-doc" | tr -d '"' | sed 's/^all=//')
+	for b in "$ROOT"/tests/bench/*; do
+		b=${b##*/}
+		[ "$b" != lib.sh ] || continue
+		n=$((n + 1))
+		grep -qw "$b" <<< "$listed" || fail "scripts/bench-doc does not run tests/bench/$b"
+		grep -qx "<!-- bench:$b -->" "$perf" || fail "docs/performance.md has no section for $b"
+		# Its heading, the command that printed it, the day, commit and machine, its output.
+		sed -n "/^<!-- bench:$b -->\$/,/^<!-- \/bench:$b -->\$/p" "$perf" > "$BATS_TEST_TMPDIR/s"
+		grep -qx "## $b" "$BATS_TEST_TMPDIR/s" || fail "$b's section has no '## $b'"
+		grep -qE "^\`make bench BENCH=$b\`, 20[0-9]{2}-[01][0-9]-[0-3][0-9], commit [0-9a-f]{7,}" \
+			"$BATS_TEST_TMPDIR/s" || fail "$b's section says not when and at which commit: $(head -8 "$BATS_TEST_TMPDIR/s")"
+		grep -qE '^Linux [^ ]+ (x86_64|aarch64), [0-9]+ CPUs' "$BATS_TEST_TMPDIR/s" ||
+			fail "$b's section says not on which machine"
+		[ "$(grep -c '^```$' "$BATS_TEST_TMPDIR/s")" = 2 ] || fail "$b's section has no output block"
+	done
+	[ "$n" -ge 15 ] || fail "only $n benchmarks in tests/bench"
+}
+
+@test "no page but docs/performance.md gives a measured figure, and its links there reach a section" {
+	local page hits= anchor
+	for page in $(doc_pages); do
+		[ "$page" != docs/performance.md ] || continue
+		# Ratios, sub-millisecond costs and medians are what the benchmarks print.
+		hits+=$(grep -nE '[0-9]\.[0-9]+x\b|µs|[0-9] ?ns\b|ns/run|median of' "$ROOT/$page" | sed "s|^|$page:|")
+		for anchor in $(grep -oE 'performance\.md#[a-z0-9-]+' "$ROOT/$page" | sed 's/.*#//'); do
+			grep -qx "## $anchor" "$ROOT/docs/performance.md" ||
+				hits+="$page: a link to performance.md#$anchor, which has no such section
+"
+		done
+	done
+	[ -z "$hits" ] || fail "figures belong in docs/performance.md (make bench-doc):
+$hits"
+}
+
 @test "README and docs/ name every option the tools have, and no option they lack" {
 	local t long short missing= T=$BATS_TEST_TMPDIR
 	# Options as the docs write them, in code: "--name", "--name=ARG", "-x", "-x ARG".
