@@ -333,6 +333,28 @@ static __always_inline long unwind_fp_step(struct unwind_walk *st, struct unwind
 /* x86-64 and arm64 as Debian builds them. */
 #define UNWIND_PAGE_SHIFT 12
 
+/*
+ * The interpreter's bytecode pointer in the first frame's registers, which
+ * a JVM's frame has in its slot only once it calls (x86-64's r13; arm64's
+ * registers are not kept past the first step's start).
+ */
+#if defined(__TARGET_ARCH_x86)
+#define UNWIND_BCP(regs)	((regs) ? BPF_CORE_READ((regs), r13) : 0)
+#else
+#define UNWIND_BCP(regs)	0
+#endif
+
+/* Code without CFI: a runtime's own (a JVM's), walked as it says, else by frame pointers. */
+static __always_inline long unwind_nocfi_step(struct unwind_walk *st, struct unwind_out *out,
+					      __u64 bcp)
+{
+	int r = runtimes_step(bcp);
+
+	if (r < 0)
+		return unwind_fp_step(st, out);
+	return r ? unwind_stop(st, out, UNWIND_MARK_JAVA) : 0;
+}
+
 #ifndef BPFSCOPE_LEGACY
 
 /* bpf_find_vma()'s callback: @vma's rows into @arg (a mapping), if user space has seen its file. */
@@ -649,7 +671,7 @@ static __always_inline long unwind_step(struct unwind_walk *st, struct unwind_ou
 		return unwind_stop(st, out, 0);
 	st->via_fp = 0;
 	if (!m)
-		return unwind_fp_step(st, out);
+		return unwind_nocfi_step(st, out, UNWIND_BCP(regs));
 	unwind_file_frame(st, out, m);
 	/* A return address is the instruction after a call, maybe in the next function. */
 	pc = st->ip - m->bias - (st->exact ? 0 : 1);
@@ -668,7 +690,7 @@ static __always_inline long unwind_step(struct unwind_walk *st, struct unwind_ou
 	}
 #endif
 	if (!r || UNWIND_ROW_CFA(r) == UNWIND_NONE)
-		return unwind_fp_step(st, out);
+		return unwind_nocfi_step(st, out, UNWIND_BCP(regs));
 	fp_saved = UNWIND_ROW_FP_SAVED(r);
 	switch (UNWIND_ROW_CFA(r)) {
 	case UNWIND_CFA_SP:

@@ -233,6 +233,7 @@ enum runtime_id {
 	RUNTIME_NONE,
 	RUNTIME_PYTHON,		/* CPython: bpf/runtimes/python.h */
 	RUNTIME_V8,		/* Node.js: bpf/runtimes/v8.h */
+	RUNTIME_HOTSPOT,	/* the JVM: bpf/runtimes/hotspot.h */
 	RUNTIMES,
 	/* Not a frame: the data of the runtime frame before it, which needs more than one slot. */
 	RUNTIME_DATA = 7,
@@ -259,6 +260,7 @@ struct unwind_counts {
 	__u64 lazy;		/* stacks through a big library before its rows were made */
 	__u64 js_frames;	/* JavaScript frames named by their function */
 	__u64 js_unknown;	/* ... whose function could not be read */
+	__u64 java_frames;	/* Java frames walked by what the JVM says of its code */
 };
 
 /*
@@ -276,6 +278,8 @@ struct unwind_counts {
 #define UNWIND_MARK_PY_UNKNOWN	0xfffffffffffffff4ULL
 /* Not an end: a JavaScript frame whose function could not be read. */
 #define UNWIND_MARK_JS_UNKNOWN	0xfffffffffffffff6ULL
+/* A Java frame the walk could not leave: sampled in its prologue, or its caller not readable. */
+#define UNWIND_MARK_JAVA	0xfffffffffffffff7ULL
 /* A goroutine parked by mcall that another thread resumed since: nothing saved is left. */
 #define UNWIND_MARK_GO_RESUMED	0xfffffffffffffff5ULL
 

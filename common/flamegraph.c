@@ -180,6 +180,10 @@ static void colour(const struct node *n, char *buf, size_t size)
 		/* V8's yellow, less red than the user frames' orange. */
 		snprintf(buf, size, "rgb(%u,%u,%u)", 200 + h % 40, 190 + (h >> 8) % 40, 40 + (h >> 16) % 40);
 		break;
+	case FRAME_JAVA:
+		/* FlameGraph's java palette: green. */
+		snprintf(buf, size, "rgb(%u,%u,%u)", 50 + h % 60, 180 + (h >> 8) % 50, 50 + (h >> 16) % 60);
+		break;
 	case FRAME_STATE:
 		if (!strcmp(n->name, "[running]"))
 			snprintf(buf, size, "rgb(230,60,50)");

@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 
 #include "inlines.h"
+#include "runtimes/names.h"
 #include "runtimes/runtime.h"
 #include "stackread.h"
 #include "unwind.h"
@@ -259,6 +260,8 @@ static const char *unwind_mark(__u64 ip)
 		return runtime__unknown_name(RUNTIME_FRAME(RUNTIME_V8, 0));
 	case UNWIND_MARK_GO_RESUMED:
 		return "[truncated: goroutine resumed elsewhere]";
+	case UNWIND_MARK_JAVA:
+		return "[truncated: Java frame not followed]";
 	}
 	return NULL;
 }
@@ -311,7 +314,7 @@ static int drop_trampolines(struct frame *f, int n)
 	bool runtime = false;
 
 	for (int i = 0; i < n && !runtime; i++)
-		runtime = f[i].kind == FRAME_PYTHON || f[i].kind == FRAME_JS ||
+		runtime = f[i].kind == FRAME_PYTHON || f[i].kind == FRAME_JS || f[i].kind == FRAME_JAVA ||
 			  runtime__is_unknown_name(f[i].name);
 	if (!runtime)
 		return n;
@@ -386,13 +389,22 @@ int stackread__user(struct stackread *st, const struct proc_key *proc, __u64 key
 			    RUNTIME_FRAME_ID(st->trace.ips[i + 1]) == RUNTIME_DATA)
 				data = st->trace.ips[++i];
 			if (RUNTIME_FRAME_ID(addr) == RUNTIME_DATA ||
-			    syms__runtime_frame(st->syms, proc, addr, data, &rf))
+			    syms__runtime_frame(st->syms, proc, addr, data, &rf)) {
 				out[k++] = (struct frame){ .name = runtime__unknown_name(addr),
 							   .kind = FRAME_UNKNOWN };
-			else
-				out[k++] = (struct frame){ .name = rf.name, .kind = rf.kind,
-							   .func = rf.func, .file = rf.file,
-							   .line = rf.line };
+				continue;
+			}
+			/* Its inlined calls, innermost first, as far as room is kept for the rest. */
+			room = STACKREAD_MAX_USER - k - (n - i) - deeper;
+			for (uint32_t j = 0; j < rf.ninlined && (int)j < room; j++) {
+				const struct frame_name *in = &rf.inlined[j];
+
+				out[k++] = (struct frame){ .name = in->name, .kind = FRAME_INLINE,
+							   .func = in->func, .file = in->file,
+							   .line = in->line };
+			}
+			out[k++] = (struct frame){ .name = rf.name, .kind = rf.kind, .func = rf.func,
+						   .file = rf.file, .line = rf.line };
 			continue;
 		}
 		/* A frame by file keeps its offset in the file as its address (pprof's). */

@@ -16,6 +16,7 @@ enum frame_kind {
 	FRAME_INLINE,		/* a call inlined in the user frame after it (leaf first), same address */
 	FRAME_PYTHON,		/* a Python function: "name (file.py:line)" */
 	FRAME_JS,		/* a JavaScript function: "name (file.js:line)" */
+	FRAME_JAVA,		/* a Java method: "pkg.Class.method (File.java:line)" */
 	FRAME_SEPARATOR,	/* "-" between user and kernel, "--" before a waker */
 	FRAME_UNKNOWN,		/* "[unknown]", "[vdso]" (no symbol), "[Missed User Stack]", ... */
 	FRAME_STATE,		/* profile --wall: what the thread was doing, "[sleeping]" */

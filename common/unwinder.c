@@ -630,6 +630,7 @@ static void on_process_runtime(struct unwinder *u, __u32 tgid, bool had, const s
 			       __u64 bias)
 {
 	struct traced *p = *traced_slot(u, tgid);
+	int err;
 
 	if (!p)
 		t = NULL;
@@ -637,7 +638,12 @@ static void on_process_runtime(struct unwinder *u, __u32 tgid, bool had, const s
 		p->runtime = t && t->runtime;
 	if (!had && !(t && t->runtime))
 		return;
-	if (runtime__process(&u->runtimes, tgid, t ? t->runtime : NULL, bias, t ? t->id : 0)) {
+	err = runtime__process(&u->runtimes, tgid, t ? t->runtime : NULL, bias, t ? t->id : 0);
+	if (err == -EAGAIN) {
+		/* Told when its maps are read again (code it maps from then on asks for it). */
+		p->runtime = false;
+		pr_debug("pid %u: its runtime is not ready yet: its frames stay native for now", tgid);
+	} else if (err) {
 		p->runtime = false;
 		u->lost.runtimes++;
 		pr_debug("pid %u: no room for its interpreter: its frames stay native", tgid);
@@ -1036,6 +1042,7 @@ static void read_counts(const struct unwinder *u, struct unwind_counts *sum)
 		sum->lazy += per[i].lazy;
 		sum->js_frames += per[i].js_frames;
 		sum->js_unknown += per[i].js_unknown;
+		sum->java_frames += per[i].java_frames;
 	}
 	free(per);
 }
@@ -1053,13 +1060,15 @@ void unwinder__warn_losses(const struct unwinder *u)
 		 "%zu rows, %llu of them with rules it does not follow, where stacks end marked), "
 		 "%llu processes (%llu forgotten at their exit); %llu interpreter loop frames in "
 		 "Python's, %llu Python frames unknown, %llu stacks in Python without its thread "
-		 "state; %llu JavaScript frames named by their function, %llu unknown",
+		 "state; %llu JavaScript frames named by their function, %llu unknown; "
+		 "%llu Java frames walked",
 		 (unsigned long long)c->cfi,
 		 (unsigned long long)c->by_build_id, (unsigned long long)c->fp,
 		 (unsigned long long)c->truncated, u->binaries, u->with_cfi, rowstore__used(u->rows),
 		 u->unsupported, u->processes, u->exits, (unsigned long long)c->py_loops,
 		 (unsigned long long)c->py_unknown, (unsigned long long)c->py_no_thread,
-		 (unsigned long long)c->js_frames, (unsigned long long)c->js_unknown);
+		 (unsigned long long)c->js_frames, (unsigned long long)c->js_unknown,
+		 (unsigned long long)c->java_frames);
 	pr_debug("unwind rows: %zu held in %zu chunks of %u (%zu KiB); %llu binaries' given back "
 		 "when no process used them, %llu made again; %llu big libraries' left until a "
 		 "stack reached them, %llu made then", rowstore__used(u->rows),
@@ -1099,7 +1108,7 @@ void unwinder__warn_losses(const struct unwinder *u)
 			"than %u rows to a function, or %u steps in all): walked by frame pointers",
 			u->lost.complex, CFI_MAX_FDE_ROWS, CFI_MAX_WORK);
 	if (u->lost.runtimes)
-		pr_warn("%llu processes running Python or Node.js had no room for their "
+		pr_warn("%llu processes running Python, Node.js or a JVM had no room for their "
 			"interpreter: their frames show as native code; raise --unwind-memory",
 			u->lost.runtimes);
 	if (c->py_unknown)

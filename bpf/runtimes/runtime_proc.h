@@ -6,6 +6,7 @@
 #include "unwind.h"
 #include "runtimes/python.h"
 #include "runtimes/v8.h"
+#include "runtimes/hotspot.h"
 
 /*
  * A process running a runtime's interpreter, by its tgid: the image it
@@ -19,6 +20,7 @@ struct runtime_proc {
 	union {
 		struct py_proc py;
 		struct v8_proc v8;
+		struct hotspot_proc hotspot;
 	};
 };
 

@@ -6,12 +6,25 @@
 #include "walk.bpf.h"
 #include "runtimes/python.bpf.h"
 #include "runtimes/v8.bpf.h"
+#include "runtimes/hotspot.bpf.h"
 
 /* A walk of process @k begins: a runtime that runs there readies its part. */
 static __always_inline void runtimes_start(const struct proc_key *k)
 {
 	py_start(k);
 	v8_start(k);
+	hotspot_start(k);
+}
+
+/*
+ * The walk is at code without CFI (@bcp: the first frame's bytecode
+ * pointer register, or 0): a runtime whose code it is (a JVM's compiled
+ * Java) steps to its caller: 0, or 1 to end the walk there. -1: none's,
+ * frame pointers then.
+ */
+static __always_inline int runtimes_step(__u64 bcp)
+{
+	return hotspot_step(bcp);
 }
 
 /*

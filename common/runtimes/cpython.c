@@ -590,9 +590,11 @@ static void binary_free(void *b)
 	python__binary_free(b);
 }
 
-static void bpf_proc(const void *b, uint64_t bias, uint32_t id, struct runtime_proc *out)
+static int bpf_proc(const void *b, pid_t pid, uint64_t bias, uint32_t id,
+		    struct runtime_proc *out)
 {
 	python__bpf_proc(b, bias, id, &out->py);
+	return 0;
 }
 
 static bool trampolines(const void *b, pid_t pid, uint64_t start, uint64_t end,

@@ -48,12 +48,20 @@ size_t frame_names__bytes(const struct frame_names *n)
 	return n ? n->bytes : 0;
 }
 
-/* What entry @e takes, its strings and itself. */
+/* What name @m takes: its strings, and its inlined calls'. */
+static size_t name_bytes(const struct frame_name *m)
+{
+	size_t bytes = m->name ? strlen(m->name) + strlen(m->func) + strlen(m->file) + 3 : 0;
+
+	for (uint32_t i = 0; i < m->ninlined; i++)
+		bytes += sizeof(*m) + name_bytes(&m->inlined[i]);
+	return bytes;
+}
+
+/* What entry @e takes, its name and itself. */
 static size_t entry_bytes(const struct entry *e)
 {
-	const struct frame_name *m = &e->name;
-
-	return sizeof(*e) + (m->name ? strlen(m->name) + strlen(m->func) + strlen(m->file) + 3 : 0);
+	return sizeof(*e) + name_bytes(&e->name);
 }
 
 static void name_free(struct frame_name *n)
@@ -61,6 +69,9 @@ static void name_free(struct frame_name *n)
 	free((char *)n->name);
 	free((char *)n->func);
 	free((char *)n->file);
+	for (uint32_t i = 0; i < n->ninlined; i++)
+		name_free(&n->inlined[i]);
+	free(n->inlined);
 }
 
 static void entry_free(struct entry *e)

@@ -17,6 +17,9 @@ struct frame_name {
 	const char *func;	/* "stilton" */
 	const char *file;	/* the function's file, as the runtime has it */
 	uint32_t line;		/* its first line; 0 if unknown */
+	/* Calls a compiler inlined into this frame's function, innermost first (the JVM's). */
+	struct frame_name *inlined;
+	uint32_t ninlined;
 };
 
 /* What a runtime says of its frames in the losses said at exit. */

@@ -12,6 +12,7 @@
 static const struct runtime_ops *const runtimes[] = {
 	&python_runtime,
 	&v8_runtime,
+	&hotspot_runtime,
 };
 
 #define NRUNTIMES (sizeof(runtimes) / sizeof(runtimes[0]))
@@ -60,6 +61,7 @@ int runtime__process(const struct runtime_bpf *b, __u32 tgid, const struct runti
 		     uint64_t bias, uint32_t id)
 {
 	struct runtime_proc proc;
+	int err;
 
 	if (b->procs_fd < 0)
 		return 0;
@@ -70,7 +72,9 @@ int runtime__process(const struct runtime_bpf *b, __u32 tgid, const struct runti
 	memset(&proc, 0, sizeof(proc));
 	proc.runtime = rb->ops->id;
 	proc.exec_id = UNWIND_EXEC_ANY;
-	rb->ops->bpf_proc(rb->binary, bias, id, &proc);
+	err = rb->ops->bpf_proc(rb->binary, tgid, bias, id, &proc);
+	if (err)
+		return err;
 	return bpf_map_update_elem(b->procs_fd, &tgid, &proc, BPF_ANY) ? -errno : 0;
 }
 

@@ -31,7 +31,8 @@ struct runtime_bpf {
 /*
  * Process @tgid maps @rb (NULL: none) at load bias @bias, the binary being
  * the symbolizer's number @id: the BPF walk is told, or (NULL) forgets
- * it. 0, or negative errno (-E2BIG: no room).
+ * it. 0, or negative errno (-E2BIG: no room; -EAGAIN: the runtime is not
+ * ready in it yet, as a JVM still starting).
  */
 int runtime__process(const struct runtime_bpf *b, __u32 tgid, const struct runtime_binary *rb,
 		     uint64_t bias, uint32_t id);
@@ -51,13 +52,18 @@ bool runtime__trampolines(const struct runtime_binary *rb, pid_t pid, uint64_t s
  */
 bool runtime__trampoline_name(const char *name);
 
+struct frame_name;
+
 /* What the reports need of a runtime's frame. */
 struct runtime_frame {
 	const char *name;	/* as printed: "stilton (cheeses.py:7)" */
 	const char *func;	/* the function's own name: "stilton" */
 	const char *file;	/* its function's file; NULL if unknown */
 	uint32_t line;		/* its function's first line; 0 if unknown */
-	enum frame_kind kind;	/* FRAME_PYTHON, FRAME_JS */
+	enum frame_kind kind;	/* FRAME_PYTHON, FRAME_JS, FRAME_JAVA */
+	/* Calls inlined into it, innermost first (a JVM's compiled code). */
+	const struct frame_name *inlined;
+	uint32_t ninlined;
 };
 
 /* The names of runtimes' frames, read from processes while they live. */

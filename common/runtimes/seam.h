@@ -29,8 +29,13 @@ struct runtime_ops {
 	/* Is the ELF file open on @fd (@elf), at @path, one of its interpreters? */
 	void *(*probe)(int fd, Elf *elf, const char *path);
 	void (*binary_free)(void *binary);
-	/* What its BPF walk needs of a process that maps @binary at load bias @bias. */
-	void (*bpf_proc)(const void *binary, uint64_t bias, uint32_t id, struct runtime_proc *out);
+	/*
+	 * What its BPF walk needs of process @pid, which maps @binary at load
+	 * bias @bias: 0, or negative errno (-EAGAIN: not ready yet, as a JVM
+	 * that has not made its code cache; the walk leaves it native).
+	 */
+	int (*bpf_proc)(const void *binary, pid_t pid, uint64_t bias, uint32_t id,
+			struct runtime_proc *out);
 	/* Optional: is [@start, @end) of process @pid its trampolines? (runtime__trampolines) */
 	bool (*trampolines)(const void *binary, pid_t pid, uint64_t start, uint64_t end,
 			    struct unwind_row *row);
@@ -48,8 +53,9 @@ struct runtime_ops {
 			  uint64_t bias, uint64_t v, uint64_t data, struct runtime_frame *out);
 };
 
-/* The runtimes (each its own room: cpython.c, v8.c). */
+/* The runtimes (each its own room: cpython.c, v8.c, hotspot.c). */
 extern const struct runtime_ops python_runtime;
 extern const struct runtime_ops v8_runtime;
+extern const struct runtime_ops hotspot_runtime;
 
 #endif

@@ -179,11 +179,13 @@ static void binary_free(void *b)
 	free(b);
 }
 
-static void bpf_proc(const void *binary, uint64_t bias, uint32_t id, struct runtime_proc *out)
+static int bpf_proc(const void *binary, pid_t pid, uint64_t bias, uint32_t id,
+		    struct runtime_proc *out)
 {
 	const struct v8_binary *b = binary;
 
 	out->v8.l = b->l;
+	return 0;
 }
 
 /* Reading one process's heap: what the frame's naming reads through. */
