@@ -643,10 +643,13 @@ static void on_process_runtime(struct unwinder *u, __u32 tgid, bool had, const s
 		/* Told when its maps are read again (code it maps from then on asks for it). */
 		p->runtime = false;
 		pr_debug("pid %u: its runtime is not ready yet: its frames stay native for now", tgid);
-	} else if (err) {
+	} else if (err == -E2BIG || err == -ENOMEM) {
 		p->runtime = false;
 		u->lost.runtimes++;
 		pr_debug("pid %u: no room for its interpreter: its frames stay native", tgid);
+	} else if (err) {
+		/* Said by the runtime, which could not read it. */
+		p->runtime = false;
 	}
 }
 

@@ -373,8 +373,13 @@ static int read_heaps(const struct hs_vm *vm, pid_t pid, uint64_t bias, struct h
 /* Says once for each process whose JVM could not be read why its Java frames stay native. */
 static void say_unread(pid_t pid, int err)
 {
+	static pid_t pids[16];
 	static unsigned int said;
 
+	for (size_t i = 0; i < sizeof(pids) / sizeof(pids[0]); i++)
+		if (pids[i] == pid)
+			return;
+	pids[said % (sizeof(pids) / sizeof(pids[0]))] = pid;
 	if (said++ < 4)
 		pr_warn("pid %d: its JVM could not be read (%s): its Java frames are not walked",
 			pid, err == -ENOENT ? "a HotSpot whose structures are not known here" :

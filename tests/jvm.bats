@@ -1,0 +1,167 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Java programs (tests/jvm/Cheese.java) under Debian's openjdk-17: their
+# methods walked and named from the outside, with no agent, no flag and no
+# restart, by what the JVM says of its code (gHotSpotVMStructs): compiled
+# frames with the methods inlined into them, interpreted frames (-Xint)
+# with their lines, stubs; in profile and offcputime, in every output;
+# checked against the JVM's own view (jcmd Thread.print). A libjvm whose
+# structures are garbage is said, and walked as the native code it is.
+
+load helpers
+
+CHEESE=$ROOT/tests/jvm/Cheese.java
+CLASSES=$BUILD/tests/jvm
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	[ -f "$CLASSES/Cheese.class" ] || fail "no $CLASSES/Cheese.class: make check builds it (javac)"
+	# The line of each call in the chain, as its frames name it.
+	L_main=$(grep -n 'sink += brie(' "$CHEESE" | cut -d: -f1)
+	L_brie=$(grep -n 'return camembert(n)' "$CHEESE" | cut -d: -f1)
+	L_camembert=$(grep -n 'return reblochon(n)' "$CHEESE" | cut -d: -f1)
+	L_comte=$(grep -n '        beaufort();' "$CHEESE" | cut -d: -f1)
+	L_beaufort=$(grep -n 'Thread.sleep(20)' "$CHEESE" | cut -d: -f1)
+}
+
+teardown() {
+	# Its standard input closed, the workload exits.
+	[ -z "${FEED:-}" ] || exec {FEED}>&-
+	stop_bg ${TPID:-} ${WPID:-}
+	assert_nothing_loaded profile offcputime
+}
+
+# start_jvm JAVA_OPTIONS...: Cheese under java, fed by a pipe it exits at
+# the close of; sets WPID, MAIN_TID and SLEEPER_TID once both threads run.
+start_jvm() {
+	: > "$T/work"
+	mkfifo "$T/feed"
+	java "$@" -cp "$CLASSES" Cheese < "$T/feed" > "$T/work" 2>&1 &
+	WPID=$!
+	exec {FEED}> "$T/feed"
+	wait_for_line "$T/work" '^tid sleeper [0-9]+$' 60
+	wait_for_line "$T/work" '^tid main [0-9]+$' 60
+	MAIN_TID=$(sed -n 's/^tid main //p' "$T/work")
+	SLEEPER_TID=$(sed -n 's/^tid sleeper //p' "$T/work")
+}
+
+# wait_switches TASK N: waits until task TASK (PID/task/TID) has left its CPU N times more.
+wait_switches() {
+	local from now
+	from=$(awk '/^voluntary_ctxt_switches:/ { print $2 }' "/proc/$1/status")
+	for ((i = 0; i < 1200; i++)); do
+		now=$(awk '/^voluntary_ctxt_switches:/ { print $2 }' "/proc/$1/status") ||
+			fail "$1 is gone"
+		[ "$now" -ge $((from + $2)) ] && return 0
+		sleep 0.1
+	done
+	fail "$1 left its CPU $((now - from)) times in two minutes, not $2"
+}
+
+# The busy chain's frames from main down, as the reports name them (-F: folded, marks kept).
+chain() {
+	local i=${1:-}
+	echo "Cheese.main (Cheese.java:$L_main);Cheese.brie (Cheese.java:$L_brie);Cheese.camembert (Cheese.java:$L_camembert)$i;Cheese.reblochon (Cheese.java:"
+}
+
+@test "jvm: profile names the busy thread's Java chain, inlined methods marked, whole to its root, as jcmd sees it" {
+	require_bpf
+	start_jvm
+	# Compiled: C2 inlines camembert and reblochon into brie.
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 1000 ))
+	tool_start "$T/json" "$T/err" "$BIN/profile" -v -p "$WPID" -F 199 --json
+	wait_cpu "$MAIN_TID" $(( $(cpu_ms "$WPID/task/$MAIN_TID") + 2000 ))
+	tool_stop || fail "$(cat "$T/err")"
+	grep -q 'HotSpot 17: Java frames walked by its code cache' "$T/err" ||
+		fail "$(grep -iE 'hotspot|jvm' "$T/err")"
+	# Inlined or not (the JIT's choice, and when it made it), the same chain.
+	sed 's/_\[i\]"/"/g' "$T/json" > "$T/plain.json"
+	chain_share "$T/plain.json" "$MAIN_TID" samples "$(chain)" 90
+	# Whole: from the thread's start through the launcher and the call stub into Java.
+	run jq -r --argjson t "$MAIN_TID" 'select(.pid == $t) | .frames | join(";")' "$T/json"
+	assert_output --regexp '(^|;)start_thread;ThreadJavaMain;JavaMain;.*JavaCalls::call_helper.*;\[StubRoutines \(1\)\];Cheese\.main \('
+	refute_output --partial '[unknown'
+	refute_output --partial '[truncated'
+	# The methods C2 inlined are frames of their own, marked as inlined.
+	run jq -r --argjson t "$MAIN_TID" 'select(.pid == $t) | [.frames, .kinds] | transpose[] |
+		select(.[0] | startswith("Cheese.")) | "\(.[1]) \(.[0])"' "$T/json"
+	assert_line --regexp '^inlined Cheese\.reblochon \(Cheese\.java:[0-9]+\)_\[i\]$'
+	assert_line "java Cheese.brie (Cheese.java:$L_brie)"
+	# The JVM's own view of the thread: the same methods, calls at the same lines.
+	run jcmd "$WPID" Thread.print
+	assert_success
+	awk '/^"main"/ { on = 1 } on && /^$/ { exit } on' <<< "$output" > "$T/jcmd"
+	grep -q "at Cheese.camembert(Cheese.java:$L_camembert)" "$T/jcmd" || fail "jcmd: $(cat "$T/jcmd")"
+	grep -q "at Cheese.brie(Cheese.java:$L_brie)" "$T/jcmd" || fail "jcmd: $(cat "$T/jcmd")"
+	grep -q "at Cheese.main(Cheese.java:$L_main)" "$T/jcmd" || fail "jcmd: $(cat "$T/jcmd")"
+}
+
+@test "jvm: interpreted frames (-Xint) each named with the line it runs, in folded, SVG and pprof alike" {
+	require_bpf
+	start_jvm -Xint
+	tool_start "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f --svg "$T/p.svg" \
+		--pprof "$T/p.pb.gz"
+	wait_cpu "$MAIN_TID" $(( $(cpu_ms "$WPID/task/$MAIN_TID") + 2000 ))
+	tool_stop || fail "$(cat "$T/err")"
+	# The main thread's samples: the launcher's thread is named java too, but asleep.
+	awk -v c="$(chain)" '/^java;/ { all += $NF; if (index($0, c)) whole += $NF }
+		END { printf "%d of %d the chain\n", whole, all; exit !(all >= 100 && whole * 100 >= all * 90) }' "$T/folded"
+	# Not compiled: nothing inlined; reblochon at a line of its loop.
+	run grep -c 'Cheese\.[a-z]* ([^)]*)_\[i\]' "$T/folded"
+	assert_output 0
+	L_loop=$(grep -n 'x += i \* i' "$CHEESE" | cut -d: -f1)
+	grep -q "Cheese.reblochon (Cheese.java:$L_loop)" "$T/folded" || fail "$(head -c 2000 "$T/folded")"
+	grep -q "Cheese.reblochon (Cheese.java:$L_loop)" "$T/p.svg"
+	run go tool pprof -traces "$T/p.pb.gz"
+	assert_success
+	assert_output --partial "Cheese.reblochon"
+}
+
+@test "jvm: offcputime puts the sleeping thread's time under comte and beaufort, in Thread.sleep" {
+	require_bpf
+	start_jvm
+	tool_start "$T/folded" "$T/err" "$BIN/offcputime" -p "$WPID" -f
+	# Fifty of its sleeps (each a switch away from its CPU), however slow the machine.
+	wait_switches "$WPID/task/$SLEEPER_TID" 50
+	tool_stop || fail "$(cat "$T/err")"
+	awk -v c="Cheese.comte (Cheese.java:$L_comte);Cheese.beaufort (Cheese.java:$L_beaufort)" \
+		'/^sleeper;/ { all += $NF; if (index($0, c) && index($0, ";java.lang.Thread.sleep (Thread.java)")) whole += $NF }
+		END { printf "%d of %d us under the chain\n", whole, all; exit !(all >= 500000 && whole * 100 >= all * 90) }' \
+		<(sed 's/_\[i\]//g' "$T/folded")
+}
+
+@test "jvm: system-wide, a JVM started after the tool has its Java frames named" {
+	require_bpf
+	tool_start "$T/folded" "$T/err" "$BIN/profile" -F 199 -f
+	start_jvm
+	wait_cpu "$MAIN_TID" $(( $(cpu_ms "$WPID/task/$MAIN_TID") + 2000 ))
+	tool_stop || fail "$(cat "$T/err")"
+	sed 's/_\[i\]//g' "$T/folded" > "$T/plain"
+	awk -v c="$(chain)" '/^java;.*Cheese\.brie/ { all += $NF; if (index($0, c)) whole += $NF }
+		END { printf "%d of %d the chain\n", whole, all; exit !(all >= 100 && whole * 100 >= all * 90) }' "$T/plain"
+}
+
+@test "jvm: a process whose HotSpot tables hold garbage is said, and its native frames walked as they are" {
+	require_bpf
+	for mode in random fields; do
+		echo "# $mode"
+		: > "$T/work"
+		"$WL/fakejvm" "$mode" > "$T/work" &
+		WPID=$!
+		wait_for_line "$T/work" '^pid ' 10
+		tool_start "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f
+		wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 1000 ))
+		tool_stop || fail "$(cat "$T/err")"
+		cat "$T/err"
+		# Said at most once (a code cache not there is a JVM still starting: nothing to say).
+		run grep -c "pid $WPID: its JVM could not be read" "$T/err"
+		[ "$output" -le 1 ] || fail "said $output times"
+		! grep -q 'no room for their interpreter' "$T/err" || fail "$(cat "$T/err")"
+		awk '{ all += $NF; if (/;main;fakejvm_outer;fakejvm_leaf( |$)/) whole += $NF }
+			END { printf "%d of %d whole\n", whole, all; exit !(all >= 100 && whole * 100 >= all * 90) }' \
+			"$T/folded"
+		! grep -q 'unknown java\]\|\[Stub' "$T/folded" || fail "Java frames in a process that runs none"
+		stop_bg "$WPID"
+		WPID=
+	done
+}
