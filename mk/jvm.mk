@@ -7,3 +7,10 @@ $(OUTPUT)/tests/jvm/Cheese.class: tests/jvm/Cheese.java
 	$(Q)javac -d $(dir $@) $<
 
 check: $(OUTPUT)/tests/jvm/Cheese.class
+
+# The same as a jar that runs itself: `java -jar cheese.jar short`.
+$(OUTPUT)/tests/jvm/cheese.jar: $(OUTPUT)/tests/jvm/Cheese.class
+	$(call msg,JAR,$@)
+	$(Q)cd $(dir $@) && jar --create --file cheese.jar --main-class Cheese Cheese*.class
+
+check: $(OUTPUT)/tests/jvm/cheese.jar

@@ -10,6 +10,10 @@
 
 load helpers
 
+setup_file() {
+	"$ROOT/tests/jvm/fetch" "$BUILD/cache/jvm/21" > /dev/null
+}
+
 CHEESE=$ROOT/tests/jvm/Cheese.java
 CLASSES=$BUILD/tests/jvm
 
@@ -17,7 +21,7 @@ setup() {
 	T=$BATS_TEST_TMPDIR
 	[ -f "$CLASSES/Cheese.class" ] || fail "no $CLASSES/Cheese.class: make check builds it (javac)"
 	# The line of each call in the chain, as its frames name it.
-	L_main=$(grep -n 'sink += brie(' "$CHEESE" | cut -d: -f1)
+	L_main=$(grep -n 'brie(100000); // the main loop' "$CHEESE" | cut -d: -f1)
 	L_brie=$(grep -n 'return camembert(n)' "$CHEESE" | cut -d: -f1)
 	L_camembert=$(grep -n 'return reblochon(n)' "$CHEESE" | cut -d: -f1)
 	L_comte=$(grep -n '        beaufort();' "$CHEESE" | cut -d: -f1)
@@ -27,16 +31,19 @@ setup() {
 teardown() {
 	# Its standard input closed, the workload exits.
 	[ -z "${FEED:-}" ] || exec {FEED}>&-
-	stop_bg ${TPID:-} ${WPID:-}
+	stop_bg ${TPID:-} ${WPID:-} ${NSPID:-}
 	assert_nothing_loaded profile offcputime
 }
 
-# start_jvm JAVA_OPTIONS...: Cheese under java, fed by a pipe it exits at
-# the close of; sets WPID, MAIN_TID and SLEEPER_TID once both threads run.
+# start_jvm MODE JAVA_OPTIONS...: Cheese MODE ("": the chain) under java,
+# fed by a pipe it exits at the close of; sets WPID, MAIN_TID and
+# SLEEPER_TID once both threads run.
 start_jvm() {
+	local mode=$1
+	shift
 	: > "$T/work"
 	mkfifo "$T/feed"
-	java "$@" -cp "$CLASSES" Cheese < "$T/feed" > "$T/work" 2>&1 &
+	java "$@" -cp "$CLASSES" Cheese $mode < "$T/feed" > "$T/work" 2>&1 &
 	WPID=$!
 	exec {FEED}> "$T/feed"
 	wait_for_line "$T/work" '^tid sleeper [0-9]+$' 60
@@ -66,7 +73,7 @@ chain() {
 
 @test "jvm: profile names the busy thread's Java chain, inlined methods marked, whole to its root, as jcmd sees it" {
 	require_bpf
-	start_jvm
+	start_jvm ""
 	# Compiled: C2 inlines camembert and reblochon into brie.
 	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 1000 ))
 	tool_start "$T/json" "$T/err" "$BIN/profile" -v -p "$WPID" -F 199 --json
@@ -98,7 +105,7 @@ chain() {
 
 @test "jvm: interpreted frames (-Xint) each named with the line it runs, in folded, SVG and pprof alike" {
 	require_bpf
-	start_jvm -Xint
+	start_jvm "" -Xint
 	tool_start "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f --svg "$T/p.svg" \
 		--pprof "$T/p.pb.gz"
 	wait_cpu "$MAIN_TID" $(( $(cpu_ms "$WPID/task/$MAIN_TID") + 2000 ))
@@ -119,11 +126,14 @@ chain() {
 
 @test "jvm: offcputime puts the sleeping thread's time under comte and beaufort, in Thread.sleep" {
 	require_bpf
-	start_jvm
+	start_jvm ""
 	tool_start "$T/folded" "$T/err" "$BIN/offcputime" -p "$WPID" -f
 	# Fifty of its sleeps (each a switch away from its CPU), however slow the machine.
 	wait_switches "$WPID/task/$SLEEPER_TID" 50
 	tool_stop || fail "$(cat "$T/err")"
+	# The thread's lambda by its class without the run's number, as Java's traces name it.
+	grep -q ';Cheese$$Lambda.run (Unknown Source);Cheese.lambda$main$0 (Cheese.java:[0-9]*);Cheese.comte (' \
+		"$T/folded" || fail "$(grep -o 'Cheese$$Lambda[^;]*' "$T/folded" | sort -u)"
 	awk -v c="Cheese.comte (Cheese.java:$L_comte);Cheese.beaufort (Cheese.java:$L_beaufort)" \
 		'/^sleeper;/ { all += $NF; if (index($0, c) && index($0, ";java.lang.Thread.sleep (Thread.java)")) whole += $NF }
 		END { printf "%d of %d us under the chain\n", whole, all; exit !(all >= 500000 && whole * 100 >= all * 90) }' \
@@ -133,7 +143,7 @@ chain() {
 @test "jvm: system-wide, a JVM started after the tool has its Java frames named" {
 	require_bpf
 	tool_start "$T/folded" "$T/err" "$BIN/profile" -F 199 -f
-	start_jvm
+	start_jvm ""
 	wait_cpu "$MAIN_TID" $(( $(cpu_ms "$WPID/task/$MAIN_TID") + 2000 ))
 	tool_stop || fail "$(cat "$T/err")"
 	sed 's/_\[i\]//g' "$T/folded" > "$T/plain"
@@ -164,4 +174,108 @@ chain() {
 		stop_bg "$WPID"
 		WPID=
 	done
+}
+
+@test "jvm: a pool of 50 threads, each walked whole through the executor to the chain" {
+	require_bpf
+	start_jvm pool
+	for ((i = 0; i < 600; i++)); do
+		[ "$(grep -c '^tid pool ' "$T/work")" = 50 ] && break
+		sleep 0.1
+	done
+	[ "$(grep -c '^tid pool ' "$T/work")" = 50 ] || fail "$(grep -c '^tid pool ' "$T/work") of the pool's threads run"
+	tool_start "$T/json" "$T/err" "$BIN/profile" -p "$WPID" -F 199 --json
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 5000 ))
+	tool_stop || fail "$(cat "$T/err")"
+	sed 's/_\[i\]"/"/g' "$T/json" > "$T/plain.json"
+	# Every thread of the pool is seen, and nine in ten of their samples carry the chain.
+	jq -r 'select(.comm | startswith("pool-")) | [.pid, .samples, (.frames | join(";"))] | @tsv' \
+		"$T/plain.json" | awk -F'\t' -v c="java.util.concurrent.ThreadPoolExecutor\$Worker.run (ThreadPoolExecutor.java:" \
+		-v l="Cheese.lambda\$main\$" -v b="Cheese.brie (Cheese.java:$L_brie);Cheese.camembert (Cheese.java:$L_camembert);Cheese.reblochon (Cheese.java:" '
+		{ all += $2; seen[$1] = 1; if (index($3, c) && index($3, l) && index($3, b)) whole += $2 }
+		END { printf "%d threads, %d of %d samples the chain\n", length(seen), whole, all
+		      exit !(length(seen) == 50 && all >= 500 && whole * 100 >= all * 90) }'
+}
+
+@test "jvm: classes unloaded and code deoptimized while profiled: frames named rightly, or [unknown java] and said" {
+	require_bpf
+	start_jvm churn
+	tool_start "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 499 -f
+	wait_cpu "$MAIN_TID" $(( $(cpu_ms "$WPID/task/$MAIN_TID") + 3000 ))
+	tool_stop || fail "$(cat "$T/err")"
+	cat "$T/err"
+	# Every Java frame of ours names a method the source has, at a line of it.
+	lines=$(wc -l < "$CHEESE")
+	tr ';' '\n' < <(sed 's/ [0-9]*$//; s/_\[i\]//g' "$T/folded") | grep '^Cheese' | sort -u > "$T/frames"
+	[ -s "$T/frames" ] || fail "no frame of Cheese: $(head -c 1000 "$T/folded")"
+	while read -r frame; do
+		method=${frame%% (*}
+		method=${method##*.}
+		where=${frame#* (}
+		if [[ $frame == 'Cheese$$Lambda.'* ]]; then
+			# A lambda's class: its method is its interface's, and it has no source file.
+			[ "$where" = 'Unknown Source)' ] || fail "misplaced: $frame"
+			continue
+		fi
+		case $method in
+		'<init>' | '<clinit>') ;;
+		*) grep -q "[ .]$method(" "$CHEESE" || [[ $method =~ ^lambda\$main\$[0-9]+$ ]] ||
+			fail "misnamed: $frame" ;;
+		esac
+		if [[ $where =~ ^Cheese\.java:([0-9]+)\)$ ]]; then
+			[ "${BASH_REMATCH[1]}" -le "$lines" ] || fail "no such line: $frame"
+		else
+			[ "$where" = 'Cheese.java)' ] || fail "misplaced: $frame"
+		fi
+	done < "$T/frames"
+	# What could not be named is said.
+	if grep -q 'unknown java' "$T/folded"; then
+		grep -q 'Java frames are \[unknown java\]' "$T/err" || fail "[unknown java] frames, not said"
+	fi
+	# The chain is still there.
+	grep -q "Cheese.brie (Cheese.java:$L_brie);Cheese.camembert (Cheese.java:$L_camembert)" <(sed 's/_\[i\]//g' "$T/folded")
+}
+
+@test "jvm: java -jar of a short program, gone before the report, keeps its Java names" {
+	require_bpf
+	tool_start "$T/folded" "$T/err" "$BIN/profile" -F 199 -f
+	run java -jar "$CLASSES/cheese.jar" short
+	assert_success
+	pid=$(sed -n 's/^done //p' <<< "$output")
+	tool_stop || fail "$(cat "$T/err")"
+	[ ! -d "/proc/$pid" ] || fail "pid $pid lives on"
+	sed 's/_\[i\]//g' "$T/folded" > "$T/plain"
+	awk -v c="Cheese.main (Cheese.java:" -v b="Cheese.brie (Cheese.java:$L_brie);Cheese.camembert (Cheese.java:$L_camembert);Cheese.reblochon (Cheese.java:" '
+		/^java;/ && index($0, "Cheese.") { all += $NF; if (index($0, c) && index($0, b)) whole += $NF }
+		END { printf "%d of %d the chain\n", whole, all; exit !(all >= 100 && whole * 100 >= all * 80) }' "$T/plain"
+}
+
+@test "jvm: Debian 13's openjdk-21, chrooted in a PID namespace, named as 17 is" {
+	require_bpf
+	root=$BUILD/cache/jvm/21
+	mkdir -p "$root/tmp/jvm"
+	cp "$CLASSES"/*.class "$root/tmp/jvm/"
+	: > "$T/work"
+	mkfifo "$T/feed"
+	# Its launcher finds its libraries by $ORIGIN, which needs a /proc.
+	unshare -m -p -f --kill-child --mount-proc="$root/proc" \
+		chroot "$root" /usr/lib/jvm/default/bin/java -cp /tmp/jvm Cheese < "$T/feed" > "$T/work" 2>&1 &
+	NSPID=$!
+	exec {FEED}> "$T/feed"
+	wait_for_line "$T/work" '^tid main [0-9]+$' 60
+	WPID=$(pgrep -P "$NSPID" | head -n 1)
+	[ -n "$WPID" ] || fail "no java under unshare"
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 1000 ))
+	tool_start "$T/folded" "$T/err" "$BIN/profile" -v -p "$WPID" -F 199 -f
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 2000 ))
+	tool_stop || fail "$(cat "$T/err")"
+	grep -q 'HotSpot 21: Java frames walked by its code cache' "$T/err" ||
+		fail "$(grep -iE 'hotspot|jvm' "$T/err")"
+	sed 's/_\[i\]//g' "$T/folded" > "$T/plain"
+	awk -v c="$(chain)" '/^java;.*Cheese\.brie/ { all += $NF; if (index($0, c)) whole += $NF }
+		END { printf "%d of %d the chain\n", whole, all; exit !(all >= 100 && whole * 100 >= all * 90) }' "$T/plain"
+	# Its call stub is in a blob 21 calls "StubRoutines (initial stubs)".
+	grep -q ';\[StubRoutines ([^)]*)\];Cheese.main (' "$T/plain" || fail "$(head -c 2000 "$T/plain")"
+	# What C2 inlined, marked (its debug information in 21's encoding).
+	grep -q 'Cheese.camembert (Cheese.java:[0-9]*)_\[i\]' "$T/folded" || fail "nothing inlined: $(head -c 2000 "$T/folded")"
 }

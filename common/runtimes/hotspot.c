@@ -487,12 +487,12 @@ static int pool_symbol(const struct jvm *j, uint64_t cp, uint16_t i, char *out, 
 
 /*
  * A hidden class's name without what differs from run to run: the address
- * after its '/', and a lambda's number ("Cheese$$Lambda$14/0x0000000800c03000"
- * is "Cheese$$Lambda").
+ * after its '/', and a lambda's number or address ("Cheese$$Lambda$14/0x0000000800c03000"
+ * in 17, "Cheese$$Lambda+0x00007f1d04000c08" in 21, are "Cheese$$Lambda").
  */
 static void hidden_class(char *name)
 {
-	char *slash = strstr(name, "/0x"), *lambda = strstr(name, "$$Lambda$");
+	char *slash = strstr(name, "/0x"), *lambda = strstr(name, "$$Lambda");
 
 	if (slash)
 		*slash = 0;
