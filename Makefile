@@ -108,6 +108,8 @@ deps:
 	@for v in 3.9 3.13 3.14; do tests/python/fetch $$v $(OUTPUT)/cache/python/$$v > /dev/null || exit 1; done
 	@# The Node.js releases tests/node.bats runs chrooted (V8 in Debian's libnode.so).
 	@for v in 18 20 24; do tests/node/fetch $$v $(OUTPUT)/cache/node/$$v > /dev/null || exit 1; done
+	@# Debian 13's JVM (openjdk-21) tests/jvm.bats runs chrooted.
+	@tests/jvm/fetch $(OUTPUT)/cache/jvm/21 > /dev/null
 
 deps-check:
 	@scripts/deps.sh check $(DEPS_GROUPS)
