@@ -640,8 +640,7 @@ static void on_process_runtime(struct unwinder *u, __u32 tgid, bool had, const s
 		return;
 	err = runtime__process(&u->runtimes, tgid, t ? t->runtime : NULL, bias, t ? t->id : 0);
 	if (err == -EAGAIN) {
-		/* Told when its maps are read again (code it maps from then on asks for it). */
-		p->runtime = false;
+		/* Its entry says so: its walks ask for its maps to be read again, and it with them. */
 		pr_debug("pid %u: its runtime is not ready yet: its frames stay native for now", tgid);
 	} else if (err == -E2BIG || err == -ENOMEM) {
 		p->runtime = false;

@@ -12,7 +12,12 @@ struct hotspot_scratch {
 	__u8 blob[HOTSPOT_BLOB_READ];		/* the blob read last, from its start */
 	__u64 interp[HOTSPOT_INTERP_READ / 8];	/* an interpreted frame, from its bcp slot */
 	__u64 pair[2];				/* a compiled frame's caller: its fp, then pc */
+	__u64 const_method;			/* an interpreted frame's ConstMethod */
+	__u64 begin, caller_sp;			/* a blob's code, its caller's stack */
 	char name[4];				/* the blob's name, its first bytes */
+	__u8 hop;				/* a segment map's byte */
+	__u32 frames;				/* Java frames in the walk, to announce */
+	__u32 next;				/* the next frame hotspot_announce() looks at */
 	struct hotspot_proc proc;
 	struct proc_key key;
 	__u8 active;			/* the walk's process runs a JVM whose code cache is known */
@@ -57,7 +62,6 @@ static __always_inline __u64 hotspot_blob(struct hotspot_scratch *s, __u64 pc)
 	const struct hotspot_proc *p = &s->proc;
 	const struct hotspot_heap *h = NULL;
 	__u64 seg, blob;
-	__u8 hop;
 
 	for (int i = 0; i < HOTSPOT_HEAPS; i++)
 		if (i < p->l.nheaps && pc >= p->heap[i].lo && pc < p->heap[i].hi)
@@ -66,14 +70,14 @@ static __always_inline __u64 hotspot_blob(struct hotspot_scratch *s, __u64 pc)
 		return 0;
 	seg = (pc - h->lo) >> p->l.log2_segment;
 	for (int i = 0; i < HOTSPOT_SEG_HOPS; i++) {
-		if (bpf_probe_read_user(&hop, 1, (const void *)(h->segmap + seg)) ||
-		    hop == HOTSPOT_SEG_FREE || hop > seg)
+		if (bpf_probe_read_user(&s->hop, 1, (const void *)(h->segmap + seg)) ||
+		    s->hop == HOTSPOT_SEG_FREE || s->hop > seg)
 			return 0;
-		if (!hop)
+		if (!s->hop)
 			break;
-		seg -= hop;
+		seg -= s->hop;
 	}
-	if (hop)
+	if (s->hop)
 		return 0;
 	blob = h->lo + (seg << p->l.log2_segment) + p->l.block_header;
 	if (bpf_probe_read_user(s->blob, sizeof(s->blob), (const void *)blob))
@@ -81,15 +85,23 @@ static __always_inline __u64 hotspot_blob(struct hotspot_scratch *s, __u64 pc)
 	return blob;
 }
 
-/* Frame @slot of the walk becomes Java frame @v, which user space is told of. */
-static __always_inline void hotspot_put(struct hotspot_scratch *s, struct stack_trace *t,
-					struct unwind_counts *c, __u32 slot, __u64 v)
+/*
+ * Frame @slot of the walk becomes Java frame @v. User space is told of it
+ * after the walk (hotspot_announce()): the note takes stack, and this step
+ * is the deepest of the walk's calls, whose frames' stacks add up.
+ */
+static __always_inline void hotspot_put(struct hotspot_scratch *s, __u32 slot, __u64 v)
 {
-	if (slot >= STACK_MAX_DEPTH)
+	/* Looked up here, not kept: fewer values live across the step, less stack. */
+	__u32 zero = 0;
+	struct stack_trace *t = bpf_map_lookup_elem(&stack_scratch, &zero);
+	struct unwind_counts *c = bpf_map_lookup_elem(&unwind_counters, &zero);
+
+	if (!t || !c || slot >= STACK_MAX_DEPTH)
 		return;
 	t->ips[slot] = v;
 	c->java_frames++;
-	runtime_announce(&s->key, v, 0);
+	s->frames++;
 }
 
 /*
@@ -99,11 +111,10 @@ static __always_inline void hotspot_put(struct hotspot_scratch *s, struct stack_
  * around it. @bcp is the live one of the first frame, in a register (0: none).
  */
 static __always_inline int hotspot_interpreted(struct hotspot_scratch *s, struct unwind_walk *st,
-					       struct stack_trace *t, struct unwind_counts *c,
 					       __u64 bcp)
 {
 	const __u64 *w = s->interp;
-	__u64 fp = st->fp, method, cm = 0, bci = HOTSPOT_BCI_NONE, sender_sp;
+	__u64 fp = st->fp, method, bci = HOTSPOT_BCI_NONE, sender_sp;
 
 	if (fp < st->sp || (fp & 7) || fp < HOTSPOT_INTERP_LOW ||
 	    bpf_probe_read_user(s->interp, sizeof(s->interp), (const void *)(fp - HOTSPOT_INTERP_LOW)))
@@ -114,11 +125,11 @@ static __always_inline int hotspot_interpreted(struct hotspot_scratch *s, struct
 	sender_sp = w[(HOTSPOT_INTERP_LOW + HOTSPOT_INTERP_SENDER_SP * 8) / 8];
 	if (!method || (method & 7) || method >= 1ULL << 47)
 		return -1;
-	if (bcp && !bpf_probe_read_user(&cm, sizeof(cm),
+	if (bcp && !bpf_probe_read_user(&s->const_method, sizeof(s->const_method),
 					(const void *)(method + s->proc.l.method_const)) &&
-	    bcp - cm - s->proc.l.const_size < HOTSPOT_BCI_NONE)
-		bci = bcp - cm - s->proc.l.const_size;
-	hotspot_put(s, t, c, st->n - 1, HOTSPOT_INTERP_FRAME(method, bci));
+	    bcp - s->const_method - s->proc.l.const_size < HOTSPOT_BCI_NONE)
+		bci = bcp - s->const_method - s->proc.l.const_size;
+	hotspot_put(s, st->n - 1, HOTSPOT_INTERP_FRAME(method, bci));
 	if (sender_sp < fp + 16 || (sender_sp & 7))
 		return 1;
 	st->fp = w[HOTSPOT_INTERP_LOW / 8];
@@ -137,70 +148,65 @@ static __always_inline int hotspot_interpreted(struct hotspot_scratch *s, struct
 __noinline int hotspot_step(__u64 bcp)
 {
 	struct hotspot_scratch *s = hotspot_state();
-	struct unwind_counts *c;
 	struct unwind_scratch *sc;
-	struct stack_trace *t;
 	struct unwind_walk *st;
 	__u32 zero = 0;
-	__u64 pc, blob, begin, end, name, caller_sp, v;
-	__s32 frame_size, complete;
+	__u64 pc, name;
+	__s32 frame_size;
 	int kind;
 
+	/*
+	 * The deepest of the walk's calls, whose stacks add up (512 bytes in
+	 * all): what it keeps between reads is in @s, not on its stack.
+	 */
 	sc = bpf_map_lookup_elem(&unwind_scratch, &zero);
-	t = bpf_map_lookup_elem(&stack_scratch, &zero);
-	c = bpf_map_lookup_elem(&unwind_counters, &zero);
-	if (!s || !sc || !t || !c || !s->active)
+	if (!s || !sc || !s->active)
 		return -1;
 	st = &sc->walk;
 	pc = st->ip;
 	if (pc < s->proc.lo || pc >= s->proc.hi || !st->n)
 		return -1;
 	if (pc >= s->proc.interp_lo && pc < s->proc.interp_hi)
-		return hotspot_interpreted(s, st, t, c, bcp);
-	blob = hotspot_blob(s, pc);
-	if (!blob)
+		return hotspot_interpreted(s, st, bcp);
+	if (!hotspot_blob(s, pc))
 		return -1;
-	begin = hotspot_word(s->blob, s->proc.l.blob_code_begin);
-	end = hotspot_word(s->blob, s->proc.l.blob_code_end);
+	s->begin = hotspot_word(s->blob, s->proc.l.blob_code_begin);
 	name = hotspot_word(s->blob, s->proc.l.blob_name);
-	if (pc < begin || pc >= end ||
+	if (pc < s->begin || pc >= hotspot_word(s->blob, s->proc.l.blob_code_end) ||
 	    bpf_probe_read_user(s->name, sizeof(s->name), (const void *)name))
 		return -1;
-	frame_size = hotspot_int(s->blob, s->proc.l.blob_frame_size);
-	complete = hotspot_int(s->blob, s->proc.l.blob_frame_complete);
 	/* "nmethod", "native nmethod": a Java method's code, or a native method's wrapper. */
-	kind = (s->name[0] == 'n' && s->name[1] == 'm') || (s->name[0] == 'n' && s->name[1] == 'a') ?
+	kind = s->name[0] == 'n' && (s->name[1] == 'm' || s->name[1] == 'a') ?
 		       HOTSPOT_COMPILED : HOTSPOT_STUB;
-	v = HOTSPOT_CODE_FRAME(kind, pc, kind == HOTSPOT_COMPILED ?
-				 hotspot_int(s->blob, s->proc.l.nm_compile_id) : 0);
-	hotspot_put(s, t, c, st->n - 1, v);
-	/* No frame of its own (vtable and itable stubs): called, it left only its return. */
+	hotspot_put(s, st->n - 1,
+		    HOTSPOT_CODE_FRAME(kind, pc, kind == HOTSPOT_COMPILED ?
+				       hotspot_int(s->blob, s->proc.l.nm_compile_id) : 0));
+	frame_size = hotspot_int(s->blob, s->proc.l.blob_frame_size);
 	if (s->name[0] == 'v' && s->name[1] == 't') {
-		caller_sp = st->sp + 8;
+		/* No frame of its own (vtable and itable stubs): called, it left only its return. */
+		s->caller_sp = st->sp + 8;
 		if (bpf_probe_read_user(&s->pair[1], 8, (const void *)st->sp))
 			return 1;
 		s->pair[0] = st->fp;
-		goto caller;
-	}
-	/* A frame by its frame pointer (the call stub, the other stubs' buffers). */
-	if (frame_size <= 0) {
+	} else if (frame_size <= 0) {
+		/* A frame by its frame pointer (the call stub, the other stubs' buffers). */
 		if (st->fp < st->sp || (st->fp & 7) ||
 		    bpf_probe_read_user(s->pair, sizeof(s->pair), (const void *)st->fp))
 			return 1;
-		caller_sp = st->fp + 16;
-		goto caller;
+		s->caller_sp = st->fp + 16;
+	} else {
+		/* Sampled before its frame is made (or being unmade): where its caller is is not known. */
+		if (st->exact && pc - s->begin <
+				 (__u64)hotspot_int(s->blob, s->proc.l.blob_frame_complete))
+			return 1;
+		s->caller_sp = st->sp + (__u64)frame_size * 8;
+		if (frame_size > 4096 ||
+		    bpf_probe_read_user(s->pair, sizeof(s->pair), (const void *)(s->caller_sp - 16)))
+			return 1;
 	}
-	/* Sampled before its frame is made (or being unmade): where its caller is is not known. */
-	if (st->exact && (complete < 0 || pc - begin < (__u64)complete))
-		return 1;
-	caller_sp = st->sp + (__u64)frame_size * 8;
-	if (frame_size > 4096 ||
-	    bpf_probe_read_user(s->pair, sizeof(s->pair), (const void *)(caller_sp - 16)))
-		return 1;
-caller:
 	st->fp = s->pair[0];
 	st->ip = UNWIND_CODE(s->pair[1]);
-	st->sp = caller_sp;
+	st->sp = s->caller_sp;
 	st->exact = 0;
 	return st->ip ? 0 : 1;
 }
@@ -217,12 +223,61 @@ __noinline int hotspot_start(const struct proc_key *k)
 	if (!k)
 		return 0;
 	p = runtime_proc_of(k, RUNTIME_HOTSPOT);
-	if (!p || !p->hotspot.l.nheaps)
+	if (!p)
 		return 0;
+	/* A JVM still starting when it was read: its maps read again, and it with them. */
+	if (!p->hotspot.l.nheaps) {
+		__u64 now = bpf_ktime_get_ns();
+
+		if (now - p->hotspot.asked_ns > HOTSPOT_ASK_NS) {
+			p->hotspot.asked_ns = now;
+			proc_announce(k, PROC_MAPS_CHANGED);
+		}
+		return 0;
+	}
 	s->proc = p->hotspot;
 	s->key = *k;
+	s->frames = 0;
 	s->active = 1;
 	return 0;
+}
+
+/* One frame of the walk: user space is told of it if it is a Java frame; 1 to stop. */
+__noinline int hotspot_announce_one(void)
+{
+	struct hotspot_scratch *s = hotspot_state();
+	struct stack_trace *t;
+	__u32 zero = 0, i;
+	__u64 v;
+
+	t = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!s || !t)
+		return 1;
+	i = s->next;
+	if (i >= STACK_MAX_DEPTH)
+		return 1;
+	s->next = i + 1;
+	v = t->ips[i];
+	if (UNWIND_IS_RUNTIME_FRAME(v) && RUNTIME_FRAME_ID(v) == RUNTIME_HOTSPOT)
+		runtime_announce(&s->key, v, 0);
+	return 0;
+}
+
+static long hotspot_announce_step(__u32 i, void *arg)
+{
+	return hotspot_announce_one() != 0;
+}
+
+/* After the walk of @n frames: user space is told of its Java frames, to name them while the JVM lives. */
+static __always_inline int hotspot_announce(int n)
+{
+	struct hotspot_scratch *s = hotspot_state();
+
+	if (!s || !s->active || !s->frames || n <= 0 || n > STACK_MAX_DEPTH)
+		return n;
+	s->next = 0;
+	bpf_loop(n, hotspot_announce_step, NULL, 0);
+	return n;
 }
 
 #else
@@ -235,6 +290,11 @@ static __always_inline int hotspot_step(__u64 bcp)
 
 static __always_inline void hotspot_start(const struct proc_key *k)
 {
+}
+
+static __always_inline int hotspot_announce(int n)
+{
+	return n;
 }
 
 #endif /* BPFSCOPE_LEGACY */

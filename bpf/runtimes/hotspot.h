@@ -57,8 +57,12 @@ struct hotspot_proc {
 	struct hotspot_heap heap[HOTSPOT_HEAPS];
 	__u64 lo, hi;			/* all the heaps: CodeCache::_low_bound, _high_bound */
 	__u64 interp_lo, interp_hi;	/* the interpreter's code */
-	struct hotspot_layout l;
+	struct hotspot_layout l;	/* l.nheaps 0: a JVM not ready yet, read again when asked */
+	__u64 asked_ns;			/* when the walk last asked (bpf_ktime_get_ns) */
 };
+
+/* How often the walk asks for a JVM not ready yet to be read again. */
+#define HOTSPOT_ASK_NS		(100 * 1000 * 1000ULL)
 
 /* What the walk reads of a blob: past the furthest field it needs. */
 #define HOTSPOT_BLOB_READ	320

@@ -29,13 +29,14 @@ static __always_inline int runtimes_step(__u64 bcp)
 
 /*
  * The native walk of @n frames is in @t (this CPU's stack_scratch): each
- * runtime's frames take the place of its interpreter's. The new depth.
+ * runtime's frames take the place of its interpreter's, and user space is
+ * told of those it names while the process lives. The new depth.
  * A process runs one runtime (runtime_procs has one entry a process):
  * the others leave the stack as it is.
  */
 static __always_inline int runtimes_merge(struct stack_trace *t, int n)
 {
-	return v8_merge(t, py_merge(t, n));
+	return hotspot_announce(v8_merge(t, py_merge(t, n)));
 }
 
 #endif

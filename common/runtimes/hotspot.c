@@ -5,8 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "elffile.h"
+#include "procfile.h"
 #include "runtimes/names.h"
 #include "runtimes/remote.h"
 #include "runtimes/runtime.h"
@@ -110,33 +113,53 @@ static const char *const type_names[NTYPES] = {
 #define HS_TABLE_MAX		8192
 #define HS_NAME_MAX		1024
 #define HS_INLINE_MAX		32
-/* Processes whose code cache is remembered for naming their compiled frames. */
-#define HS_PROCS		64
+/*
+ * Readings of a JVM that failed are tried again, each after twice as long
+ * from 0.2 s: one caught while its libjvm is still being mapped, or its
+ * tables filled in, reads as garbage does. A process younger than
+ * HS_YOUNG_NS is said only once it has failed them all.
+ */
+#define HS_TRIES		6
+#define HS_YOUNG_NS		2000000000ULL
 
-/* A JVM process's code cache, as its frames are named. */
+/* JVM processes remembered, for walking and naming their frames. */
+#define HS_PROCS		256
+
+/*
+ * What a JVM said of itself (its tables are filled in as it starts):
+ * offsets of fields, statics less the load bias, types' sizes.
+ */
+struct hs_vm {
+	int64_t f[NFIELDS];
+	int64_t size[NTYPES];
+	int major;
+};
+
+/*
+ * A JVM process: what it said of itself, and its code cache. Each its own,
+ * read in it: a process that maps a real libjvm and writes garbage where
+ * its tables are (any user's can) misleads the tool about itself only.
+ */
 struct hs_proc {
 	pid_t pid;
+	unsigned long long start;	/* its start, in clock ticks: pids are reused */
+	bool read, said;
+	uint8_t fails;			/* readings that failed, HS_TRIES at most */
+	uint64_t retry_ns;		/* when to try again (CLOCK_BOOTTIME) */
+	struct hs_vm vm;
 	struct hotspot_heap heap[HOTSPOT_HEAPS];
 	uint8_t nheaps, log2;
 };
 
-/*
- * What the JVM said of itself, read once from the first process that runs
- * this libjvm (the tables are filled in as it starts): offsets of fields,
- * statics less the load bias, types' sizes.
- */
-struct hs_vm {
-	bool read, failed;
-	int64_t f[NFIELDS];
-	int64_t size[NTYPES];
-	int major;
-	struct hs_proc procs[HS_PROCS];
-	unsigned int next_proc;
+/* The processes that run one libjvm, the oldest entry taken again. */
+struct hs_procs {
+	struct hs_proc p[HS_PROCS];
+	unsigned int next;
 };
 
 struct hotspot_binary {
 	GElf_Sym syms[NSYMS];
-	struct hs_vm *vm;
+	struct hs_procs *procs;
 };
 
 static void *probe(int fd, Elf *elf, const char *path)
@@ -158,8 +181,8 @@ static void *probe(int fd, Elf *elf, const char *path)
 			free(b);
 			return NULL;
 		}
-	b->vm = calloc(1, sizeof(*b->vm));
-	if (!b->vm) {
+	b->procs = calloc(1, sizeof(*b->procs));
+	if (!b->procs) {
 		free(b);
 		return NULL;
 	}
@@ -172,7 +195,7 @@ static void binary_free(void *binary)
 	struct hotspot_binary *b = binary;
 
 	if (b)
-		free(b->vm);
+		free(b->procs);
 	free(b);
 }
 
@@ -221,9 +244,8 @@ static int layout(pid_t pid, const struct hotspot_binary *b, uint64_t bias, enum
 }
 
 /* Reads the fields and types wanted from the JVM's tables in process @pid. */
-static int read_vm(const struct hotspot_binary *b, pid_t pid, uint64_t bias)
+static int read_vm(const struct hotspot_binary *b, pid_t pid, uint64_t bias, struct hs_vm *vm)
 {
-	struct hs_vm *vm = b->vm;
 	uint64_t table, off[NSYMS], prev_type = 0;
 	bool wanted_type = false;
 	char name[128], field[128];
@@ -232,15 +254,25 @@ static int read_vm(const struct hotspot_binary *b, pid_t pid, uint64_t bias)
 	for (int i = 0; i < NSYMS; i++)
 		if (i != STRUCTS && i != TYPES && layout(pid, b, bias, i, &off[i]))
 			return -EFAULT;
+	/* Not filled in yet: a JVM still starting (they are zero until it does). */
+	if (!off[S_STRIDE] || !off[T_STRIDE])
+		return -EAGAIN;
 	if (off[S_STRIDE] < 48 || off[S_STRIDE] > 256 || off[T_STRIDE] < 40 ||
-	    off[T_STRIDE] > 256)
+	    off[T_STRIDE] > 256) {
+		pr_debug("pid %d: the JVM's tables' entries are %llu and %llu bytes", pid,
+			 (unsigned long long)off[S_STRIDE], (unsigned long long)off[T_STRIDE]);
 		return -EINVAL;
+	}
 	for (int i = S_TYPE; i < S_STRIDE; i++)
-		if (off[i] > off[S_STRIDE] - 8)
+		if (off[i] > off[S_STRIDE] - 8) {
+			pr_debug("pid %d: %s is %llu", pid, sym_names[i], (unsigned long long)off[i]);
 			return -EINVAL;
+		}
 	for (int i = T_TYPE; i < T_STRIDE; i++)
-		if (off[i] > off[T_STRIDE] - 8)
+		if (off[i] > off[T_STRIDE] - 8) {
+			pr_debug("pid %d: %s is %llu", pid, sym_names[i], (unsigned long long)off[i]);
 			return -EINVAL;
+		}
 	for (int i = 0; i < NFIELDS; i++)
 		vm->f[i] = -1;
 	for (int i = 0; i < NTYPES; i++)
@@ -342,8 +374,7 @@ static int read_heaps(const struct hs_vm *vm, pid_t pid, uint64_t bias, struct h
 	uint64_t heaps, data, heap[HOTSPOT_HEAPS];
 	int32_t len, log2 = -1;
 
-	memset(out, 0, sizeof(*out));
-	out->pid = pid;
+	out->nheaps = 0;
 	if (rd64(pid, bias + vm->f[CC_HEAPS], &heaps))
 		return -EFAULT;
 	if (!heaps || rd32(pid, heaps + vm->f[GA_LEN], &len) ||
@@ -370,16 +401,14 @@ static int read_heaps(const struct hs_vm *vm, pid_t pid, uint64_t bias, struct h
 	return 0;
 }
 
-/* Says once for each process whose JVM could not be read why its Java frames stay native. */
+/*
+ * Says why process @pid's Java frames stay native: once for it (its entry
+ * remembers), and of the first few only, as a host may run many alike.
+ */
 static void say_unread(pid_t pid, int err)
 {
-	static pid_t pids[16];
 	static unsigned int said;
 
-	for (size_t i = 0; i < sizeof(pids) / sizeof(pids[0]); i++)
-		if (pids[i] == pid)
-			return;
-	pids[said % (sizeof(pids) / sizeof(pids[0]))] = pid;
 	if (said++ < 4)
 		pr_warn("pid %d: its JVM could not be read (%s): its Java frames are not walked",
 			pid, err == -ENOENT ? "a HotSpot whose structures are not known here" :
@@ -388,64 +417,90 @@ static void say_unread(pid_t pid, int err)
 		pr_debug("pid %d: its JVM could not be read (%s)", pid, strerror(-err));
 }
 
-static struct hs_proc *remember(struct hs_vm *vm, const struct hs_proc *p)
+/* Process @pid's entry, made anew if it is not the process it was: NULL if it is gone. */
+static struct hs_proc *proc_entry(struct hs_procs *procs, pid_t pid)
 {
-	struct hs_proc *slot = NULL;
+	unsigned long long start;
+	struct hs_proc *p;
+	uid_t uid;
 
-	for (int i = 0; i < HS_PROCS && !slot; i++)
-		if (vm->procs[i].pid == p->pid)
-			slot = &vm->procs[i];
-	if (!slot)
-		slot = &vm->procs[vm->next_proc++ % HS_PROCS];
-	*slot = *p;
-	return slot;
+	if (procfile__identity(pid, &uid, &start))
+		return NULL;
+	for (int i = 0; i < HS_PROCS; i++) {
+		p = &procs->p[i];
+		if (p->pid == pid && p->start == start)
+			return p;
+	}
+	p = &procs->p[procs->next++ % HS_PROCS];
+	*p = (struct hs_proc){ .pid = pid, .start = start };
+	return p;
+}
+
+static uint64_t boottime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Process @p could not be read (@err): tried again later, said once it is no longer starting. */
+static int unread(struct hs_proc *p, int err)
+{
+	uint64_t now = boottime_ns(), start = p->start * (1000000000ULL / sysconf(_SC_CLK_TCK));
+
+	p->read = false;
+	if (p->fails < HS_TRIES)
+		p->fails++;
+	p->retry_ns = now + (100000000ULL << p->fails);
+	if (!p->said && (p->fails == HS_TRIES || now - start >= HS_YOUNG_NS)) {
+		p->said = true;
+		say_unread(p->pid, err);
+	}
+	return err;
 }
 
 static int bpf_proc(const void *binary, pid_t pid, uint64_t bias, uint32_t id,
 		    struct runtime_proc *out)
 {
 	const struct hotspot_binary *b = binary;
-	struct hs_vm *vm = b->vm;
 	struct hotspot_proc *hp = &out->hotspot;
-	struct hs_proc p;
+	struct hs_proc *p = proc_entry(b->procs, pid);
 	uint64_t queue, buffer;
 	int32_t limit;
 	int err;
 
-	if (vm->failed)
+	if (!p)
+		return -ESRCH;
+	if (p->fails && (p->fails == HS_TRIES || boottime_ns() < p->retry_ns))
 		return -ENOENT;
-	if (!vm->read) {
-		err = read_vm(b, pid, bias);
+	if (!p->read) {
+		err = read_vm(b, pid, bias, &p->vm);
 		if (err == -EAGAIN)
 			return err;
-		if (err) {
-			vm->failed = true;
-			say_unread(pid, err);
-			return err;
-		}
-		vm->read = true;
-		pr_debug("pid %d: HotSpot %d: Java frames walked by its code cache", pid, vm->major);
+		if (err)
+			return unread(p, err);
+		p->read = true;
+		pr_debug("pid %d: HotSpot %d: Java frames walked by its code cache", pid, p->vm.major);
 	}
-	err = bpf_layout(vm, &hp->l);
+	err = bpf_layout(&p->vm, &hp->l);
 	if (!err)
-		err = read_heaps(vm, pid, bias, &p);
+		err = read_heaps(&p->vm, pid, bias, p);
 	if (err == -EAGAIN)
 		return err;
-	if (err) {
-		say_unread(pid, err);
-		return err;
-	}
-	if (rd64(pid, bias + vm->f[CC_LOW], &hp->lo) || rd64(pid, bias + vm->f[CC_HIGH], &hp->hi) ||
-	    rd64(pid, bias + vm->f[INTERP_CODE], &queue) || !queue ||
-	    rd64(pid, queue + vm->f[SQ_BUFFER], &buffer) ||
-	    rd32(pid, queue + vm->f[SQ_LIMIT], &limit) || limit <= 0)
+	if (err)
+		return unread(p, err);
+	if (rd64(pid, bias + p->vm.f[CC_LOW], &hp->lo) ||
+	    rd64(pid, bias + p->vm.f[CC_HIGH], &hp->hi) ||
+	    rd64(pid, bias + p->vm.f[INTERP_CODE], &queue) || !queue ||
+	    rd64(pid, queue + p->vm.f[SQ_BUFFER], &buffer) ||
+	    rd32(pid, queue + p->vm.f[SQ_LIMIT], &limit) || limit <= 0)
 		return -EAGAIN;
 	hp->interp_lo = buffer;
 	hp->interp_hi = buffer + limit;
-	memcpy(hp->heap, p.heap, sizeof(hp->heap));
-	hp->l.nheaps = p.nheaps;
-	hp->l.log2_segment = p.log2;
-	remember(vm, &p);
+	memcpy(hp->heap, p->heap, sizeof(hp->heap));
+	hp->l.nheaps = p->nheaps;
+	hp->l.log2_segment = p->log2;
 	return 0;
 }
 
@@ -453,6 +508,7 @@ static int bpf_proc(const void *binary, pid_t pid, uint64_t bias, uint32_t id,
 struct jvm {
 	pid_t pid;
 	const struct hs_vm *vm;
+	const struct hs_proc *p;
 };
 
 /* Symbol @sym's characters into @out, '/' as '.' if @dots: 0, or -EFAULT. */
@@ -700,19 +756,32 @@ static int scopes_at(const struct jvm *j, uint64_t nm, uint32_t pc_off, uint64_t
 	    rd64(j->pid, nm + vm->f[NM_SCOPES_DATA], &data) || pcs_off <= 0 ||
 	    deps_off <= pcs_off || deps_off - pcs_off > (1 << 20))
 		return 0;
-	/* An exact match is a call's return; else the next place with debug information. */
-	for (at = nm + pcs_off; at + vm->size[T_PC_DESC] <= nm + (uint64_t)deps_off;
-	     at += vm->size[T_PC_DESC]) {
-		if (rd32(j->pid, at + vm->f[PC_OFFSET], &desc[0]) ||
-		    rd32(j->pid, at + vm->f[PC_SCOPE], &desc[1]))
+	/*
+	 * Sorted by offset, read a page at a time: an exact match is a call's
+	 * return, else the next place with debug information.
+	 */
+	for (at = nm + pcs_off; best_pc < 0 && at < nm + (uint64_t)deps_off;) {
+		uint8_t page[4096];
+		size_t n = nm + deps_off - at < sizeof(page) ? nm + deps_off - at : sizeof(page);
+		size_t size = vm->size[T_PC_DESC];
+
+		if (size < 8 || vm->f[PC_OFFSET] > (int64_t)size - 4 ||
+		    vm->f[PC_SCOPE] > (int64_t)size - 4 || rd(j->pid, at, page, n))
 			return 0;
-		if (desc[0] < 0 || (uint32_t)desc[0] < pc_off)
-			continue;
-		best_pc = desc[0];
-		best_scope = desc[1];
-		break;
+		for (size_t k = 0; k + size <= n; k += size) {
+			memcpy(&desc[0], page + k + vm->f[PC_OFFSET], 4);
+			memcpy(&desc[1], page + k + vm->f[PC_SCOPE], 4);
+			if (desc[0] >= 0 && (uint32_t)desc[0] >= pc_off) {
+				best_pc = desc[0];
+				best_scope = desc[1];
+				break;
+			}
+		}
+		at += n - n % size;
+		if (n < size)
+			break;
 	}
-	if (best_pc < 0 || !best_scope)
+	if (best_pc < 0 || desc[1] <= 0)
 		return 0;
 	/* Each scope: its sender's offset (0: none), its method's index in the metadata, bci + 1. */
 	for (uint64_t off = best_scope; off && n < HS_INLINE_MAX;) {
@@ -736,26 +805,26 @@ struct hs_read {
 	uint64_t v;
 };
 
-/* The code cache of the frame's process, as bpf_proc() read it. */
-static const struct hs_proc *proc_of(const struct hs_vm *vm, pid_t pid)
+/* The frame's process, as bpf_proc() read it: NULL if it was not. */
+static const struct hs_proc *proc_of(const struct hs_procs *procs, pid_t pid)
 {
 	for (int i = 0; i < HS_PROCS; i++)
-		if (vm->procs[i].pid == pid && vm->procs[i].nheaps)
-			return &vm->procs[i];
+		if (procs->p[i].pid == pid && procs->p[i].read && procs->p[i].nheaps)
+			return &procs->p[i];
 	return NULL;
 }
 
 static int read_code_frame(const struct jvm *j, uint64_t v, struct frame_name *out)
 {
 	const struct hs_vm *vm = j->vm;
-	const struct hs_proc *p = proc_of(vm, j->pid);
+	const struct hs_proc *p = j->p;
 	uint64_t pc = HOTSPOT_FRAME_PC(v), nm, begin, name_at, methods[HS_INLINE_MAX];
 	uint32_t bcis[HS_INLINE_MAX];
 	char name[64];
 	int32_t id;
 	int n, err;
 
-	if (!p || !(nm = blob_of(j, p, pc)) || rd64(j->pid, nm + vm->f[BLOB_NAME], &name_at) ||
+	if (!(nm = blob_of(j, p, pc)) || rd64(j->pid, nm + vm->f[BLOB_NAME], &name_at) ||
 	    rdstr(j->pid, name_at, name, sizeof(name)) || rd64(j->pid, nm + vm->f[BLOB_BEGIN], &begin) ||
 	    pc < begin)
 		return -ESTALE;
@@ -792,9 +861,10 @@ static int read_code_frame(const struct jvm *j, uint64_t v, struct frame_name *o
 static int read_name(void *ctx, struct frame_name *out)
 {
 	const struct hs_read *r = ctx;
-	const struct jvm j = { r->p->tgid, r->b->vm };
+	const struct hs_proc *p = proc_of(r->b->procs, r->p->tgid);
+	const struct jvm j = { r->p->tgid, p ? &p->vm : NULL, p };
 
-	if (!r->b->vm->read)
+	if (!p)
 		return -EFAULT;
 	if (HOTSPOT_FRAME_KIND(r->v) == HOTSPOT_INTERPRETED)
 		return method_frame(&j, HOTSPOT_FRAME_METHOD(r->v), HOTSPOT_FRAME_BCI(r->v), out);

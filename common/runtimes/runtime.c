@@ -72,10 +72,11 @@ int runtime__process(const struct runtime_bpf *b, __u32 tgid, const struct runti
 	memset(&proc, 0, sizeof(proc));
 	proc.runtime = rb->ops->id;
 	proc.exec_id = UNWIND_EXEC_ANY;
+	/* Not ready yet (-EAGAIN): its entry says so, and the walk asks for it again. */
 	err = rb->ops->bpf_proc(rb->binary, tgid, bias, id, &proc);
-	if (err)
+	if (err && err != -EAGAIN)
 		return err;
-	return bpf_map_update_elem(b->procs_fd, &tgid, &proc, BPF_ANY) ? -errno : 0;
+	return bpf_map_update_elem(b->procs_fd, &tgid, &proc, BPF_ANY) ? -errno : err;
 }
 
 bool runtime__trampolines(const struct runtime_binary *rb, pid_t pid, uint64_t start,

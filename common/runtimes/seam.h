@@ -32,7 +32,8 @@ struct runtime_ops {
 	/*
 	 * What its BPF walk needs of process @pid, which maps @binary at load
 	 * bias @bias: 0, or negative errno (-EAGAIN: not ready yet, as a JVM
-	 * that has not made its code cache; the walk leaves it native).
+	 * that has not made its code cache; @out is written as it is, for
+	 * its walk to ask for the process to be read again).
 	 */
 	int (*bpf_proc)(const void *binary, pid_t pid, uint64_t bias, uint32_t id,
 			struct runtime_proc *out);
