@@ -97,9 +97,13 @@ static __always_inline void hotspot_put(struct hotspot_scratch *s, __u32 slot, _
 	struct stack_trace *t = bpf_map_lookup_elem(&stack_scratch, &zero);
 	struct unwind_counts *c = bpf_map_lookup_elem(&unwind_counters, &zero);
 
-	if (!t || !c || slot >= STACK_MAX_DEPTH)
+	__u64 n = slot;
+
+	/* Tested on the register used for the store (unwind_push() says why). */
+	barrier_var(n);
+	if (!t || !c || n >= STACK_MAX_DEPTH)
 		return;
-	t->ips[slot] = v;
+	t->ips[n] = v;
 	c->java_frames++;
 	s->frames++;
 }
