@@ -110,6 +110,8 @@ deps:
 	@for v in 18 20 24; do tests/node/fetch $$v $(OUTPUT)/cache/node/$$v > /dev/null || exit 1; done
 	@# Debian 13's JVM (openjdk-21) tests/jvm.bats runs chrooted.
 	@tests/jvm/fetch $(OUTPUT)/cache/jvm/21 > /dev/null
+	@# Debian 13's PHP (8.4) tests/php.bats runs chrooted.
+	@tests/php/fetch $(OUTPUT)/cache/php/8.4 > /dev/null
 
 deps-check:
 	@scripts/deps.sh check $(DEPS_GROUPS)

@@ -184,6 +184,10 @@ static void colour(const struct node *n, char *buf, size_t size)
 		/* FlameGraph's java palette: green. */
 		snprintf(buf, size, "rgb(%u,%u,%u)", 50 + h % 60, 180 + (h >> 8) % 50, 50 + (h >> 16) % 60);
 		break;
+	case FRAME_PHP:
+		/* PHP's elephant: a grey-violet. */
+		snprintf(buf, size, "rgb(%u,%u,%u)", 120 + h % 40, 120 + (h >> 8) % 30, 180 + (h >> 16) % 40);
+		break;
 	case FRAME_STATE:
 		if (!strcmp(n->name, "[running]"))
 			snprintf(buf, size, "rgb(230,60,50)");

@@ -314,8 +314,7 @@ static int drop_trampolines(struct frame *f, int n)
 	bool runtime = false;
 
 	for (int i = 0; i < n && !runtime; i++)
-		runtime = f[i].kind == FRAME_PYTHON || f[i].kind == FRAME_JS || f[i].kind == FRAME_JAVA ||
-			  runtime__is_unknown_name(f[i].name);
+		runtime = frame_kind__runtime(f[i].kind) || runtime__is_unknown_name(f[i].name);
 	if (!runtime)
 		return n;
 	for (int i = 0; i < n; i++)

@@ -195,6 +195,8 @@ const char *frame_kind__name(enum frame_kind kind)
 		return "js";
 	case FRAME_JAVA:
 		return "java";
+	case FRAME_PHP:
+		return "php";
 	case FRAME_SEPARATOR:
 		return "separator";
 	case FRAME_STATE:
@@ -420,7 +422,7 @@ const struct stack *stackset__get(const struct stackset *s, size_t i)
 
 static bool spaced(enum frame_kind kind)
 {
-	return kind == FRAME_PYTHON || kind == FRAME_JS || kind == FRAME_JAVA || kind == FRAME_USER || kind == FRAME_INLINE ||
+	return frame_kind__runtime(kind) || kind == FRAME_USER || kind == FRAME_INLINE ||
 	       kind == FRAME_CONTAINER;
 }
 

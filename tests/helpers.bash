@@ -315,3 +315,16 @@ wait_notes_lost() {
 	done
 	fail "pid $1 counted $full notes lost to a full ring and $rate execs past the rate in 5 minutes, not $2 and $3"
 }
+
+# wait_switches TASK N: waits until task TASK (PID/task/TID) has left its CPU N times more.
+wait_switches() {
+	local from now
+	from=$(awk '/^voluntary_ctxt_switches:/ { print $2 }' "/proc/$1/status")
+	for ((i = 0; i < 1200; i++)); do
+		now=$(awk '/^voluntary_ctxt_switches:/ { print $2 }' "/proc/$1/status") ||
+			fail "$1 is gone"
+		[ "$now" -ge $((from + $2)) ] && return 0
+		sleep 0.1
+	done
+	fail "$1 left its CPU $((now - from)) times in two minutes, not $2"
+}

@@ -54,19 +54,6 @@ start_jvm() {
 	SLEEPER_TID=$(sed -n 's/^tid sleeper //p' "$T/work")
 }
 
-# wait_switches TASK N: waits until task TASK (PID/task/TID) has left its CPU N times more.
-wait_switches() {
-	local from now
-	from=$(awk '/^voluntary_ctxt_switches:/ { print $2 }' "/proc/$1/status")
-	for ((i = 0; i < 1200; i++)); do
-		now=$(awk '/^voluntary_ctxt_switches:/ { print $2 }' "/proc/$1/status") ||
-			fail "$1 is gone"
-		[ "$now" -ge $((from + $2)) ] && return 0
-		sleep 0.1
-	done
-	fail "$1 left its CPU $((now - from)) times in two minutes, not $2"
-}
-
 # The busy chain's frames from main down, as the reports name them (-F: folded, marks kept).
 chain() {
 	local i=${1:-}

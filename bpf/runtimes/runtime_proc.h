@@ -7,6 +7,7 @@
 #include "runtimes/python.h"
 #include "runtimes/v8.h"
 #include "runtimes/hotspot.h"
+#include "runtimes/php.h"
 
 /*
  * A process running a runtime's interpreter, by its tgid: the image it
@@ -21,6 +22,7 @@ struct runtime_proc {
 		struct py_proc py;
 		struct v8_proc v8;
 		struct hotspot_proc hotspot;
+		struct php_proc php;
 	};
 };
 

@@ -7,6 +7,7 @@
 #include "runtimes/python.bpf.h"
 #include "runtimes/v8.bpf.h"
 #include "runtimes/hotspot.bpf.h"
+#include "runtimes/php.bpf.h"
 
 /* A walk of process @k begins: a runtime that runs there readies its part. */
 static __always_inline void runtimes_start(const struct proc_key *k)
@@ -14,6 +15,7 @@ static __always_inline void runtimes_start(const struct proc_key *k)
 	py_start(k);
 	v8_start(k);
 	hotspot_start(k);
+	php_start(k);
 }
 
 /*
@@ -36,7 +38,7 @@ static __always_inline int runtimes_step(__u64 bcp)
  */
 static __always_inline int runtimes_merge(struct stack_trace *t, int n)
 {
-	return hotspot_announce(v8_merge(t, py_merge(t, n)));
+	return hotspot_announce(php_merge(t, v8_merge(t, py_merge(t, n))));
 }
 
 #endif

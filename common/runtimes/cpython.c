@@ -10,6 +10,7 @@
 #include "disasm.h"
 #include "elffile.h"
 #include "runtimes/cpython.h"
+#include "runtimes/loop.h"
 #include "runtimes/names.h"
 #include "runtimes/remote.h"
 #include "runtimes/runtime.h"
@@ -270,81 +271,6 @@ static int version_from_rodata(Elf *elf, int fd, unsigned int *minor)
 }
 
 /*
- * Is the function (by its CFI) holding @addr a part of the loop, one that
- * jumps back into the loop's symbol (a tail-called function does not)?
- * Then it is added to @pb's ranges.
- */
-static void add_part(Elf *elf, int fd, unsigned int machine, uint64_t addr,
-		     struct py_binary *pb, uint64_t (*vaddrs)[2])
-{
-	uint64_t start, end, lo, hi, *targets;
-	bool back = false;
-	ssize_t n;
-
-	if (pb->neval == PY_EVAL_RANGES || cfi__function(elf, addr, &start, &end) ||
-	    end - start > DISASM_MAX_FUNC)
-		return;
-	for (size_t i = 0; i < pb->neval; i++)
-		if (start < vaddrs[i][1] && end > vaddrs[i][0])
-			return;
-	if (elffile__offset(elf, start, &lo) || elffile__offset(elf, end - 1, &hi))
-		return;
-	n = disasm__jumps_out(fd, machine, lo, hi + 1 - lo, start, &targets);
-	for (ssize_t k = 0; k < n && !back; k++)
-		back = targets[k] >= vaddrs[0][0] && targets[k] < vaddrs[0][1];
-	if (n > 0)
-		free(targets);
-	if (!back)
-		return;
-	vaddrs[pb->neval][0] = start;
-	vaddrs[pb->neval][1] = end;
-	pb->eval[pb->neval][0] = lo;
-	pb->eval[pb->neval][1] = hi + 1;
-	pb->neval++;
-}
-
-/*
- * The interpreter loop's code: its symbol's range, and the parts the
- * compiler moved out of it (its .cold part, without a symbol; most of
- * 3.14's loop): the functions (by their CFI) its jumps lead into that jump
- * back, and theirs, until no jump leaves them. A frame there is the loop's
- * as much as one in the symbol's range.
- */
-static int eval_ranges(Elf *elf, int fd, const GElf_Sym *eval, struct py_binary *pb)
-{
-	uint64_t vaddrs[PY_EVAL_RANGES][2], off, hi;
-	GElf_Ehdr eh;
-
-	if (!eval->st_size || eval->st_size > DISASM_MAX_FUNC || !gelf_getehdr(elf, &eh) ||
-	    elffile__offset(elf, eval->st_value, &off) ||
-	    elffile__offset(elf, eval->st_value + eval->st_size - 1, &hi))
-		return -ENOENT;
-	vaddrs[0][0] = eval->st_value;
-	vaddrs[0][1] = eval->st_value + eval->st_size;
-	pb->eval[0][0] = off;
-	pb->eval[0][1] = hi + 1;
-	pb->neval = 1;
-	for (size_t i = 0; i < pb->neval; i++) {
-		uint64_t *targets;
-		ssize_t n = disasm__jumps_out(fd, eh.e_machine, pb->eval[i][0],
-					      pb->eval[i][1] - pb->eval[i][0], vaddrs[i][0],
-					      &targets);
-
-		for (ssize_t k = 0; k < n; k++) {
-			bool known = false;
-
-			for (size_t j = 0; j < pb->neval && !known; j++)
-				known = targets[k] >= vaddrs[j][0] && targets[k] < vaddrs[j][1];
-			if (!known)
-				add_part(elf, fd, eh.e_machine, targets[k], pb, vaddrs);
-		}
-		if (n > 0)
-			free(targets);
-	}
-	return 0;
-}
-
-/*
  * Says once for each version (3.? for one not found) that its frames stay
  * native; with -v, for each binary.
  */
@@ -371,7 +297,7 @@ struct py_binary *python__probe(int fd, Elf *elf, const char *path)
 	GElf_Sym syms[NSYMS];
 	struct py_binary *pb;
 	unsigned int minor = 0;
-	int err = -ENOENT;
+	int err = -ENOENT, n;
 
 	if (elffile__lookup(elf, names, NSYMS, syms) < 3 || !syms[RUNTIME].st_value ||
 	    !syms[EVAL].st_value || !syms[CODE_TYPE].st_value)
@@ -411,13 +337,14 @@ struct py_binary *python__probe(int fd, Elf *elf, const char *path)
 		free(pb);
 		return NULL;
 	}
-	err = eval_ranges(elf, fd, &syms[EVAL], pb);
-	if (err) {
+	n = loop__ranges(elf, fd, &syms[EVAL], pb->eval, PY_EVAL_RANGES);
+	if (n < 0) {
 		pr_debug("%s: CPython %s: its interpreter loop's code could not be found: its "
 			 "Python frames are not read", path, pb->version);
 		free(pb);
 		return NULL;
 	}
+	pb->neval = n;
 	pb->runtime = syms[RUNTIME].st_value;
 	pb->code_type = syms[CODE_TYPE].st_value;
 	pr_debug("%s: CPython %s: Python frames in place of its interpreter loop (%zu code "

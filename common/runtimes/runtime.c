@@ -13,6 +13,7 @@ static const struct runtime_ops *const runtimes[] = {
 	&python_runtime,
 	&v8_runtime,
 	&hotspot_runtime,
+	&php_runtime,
 };
 
 #define NRUNTIMES (sizeof(runtimes) / sizeof(runtimes[0]))

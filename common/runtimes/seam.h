@@ -58,5 +58,6 @@ struct runtime_ops {
 extern const struct runtime_ops python_runtime;
 extern const struct runtime_ops v8_runtime;
 extern const struct runtime_ops hotspot_runtime;
+extern const struct runtime_ops php_runtime;
 
 #endif
