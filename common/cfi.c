@@ -733,6 +733,27 @@ static int add_debug_frame(struct cfi_table *t, size_t max, const struct arch *a
 	return err == -E2BIG ? 0 : err;
 }
 
+int cfi__row(Elf *elf, uint64_t addr, struct unwind_row *row)
+{
+	const struct arch *a = arch_of(elf);
+	Dwarf_CFI *cfi;
+	Dwarf_Frame *f;
+
+	if (!a || !section(elf, ".eh_frame", &(GElf_Shdr){}))
+		return -ENOENT;
+	cfi = dwarf_getcfi_elf(elf);
+	if (!cfi)
+		return -ENOENT;
+	if (dwarf_cfi_addrframe(cfi, addr, &f)) {
+		dwarf_cfi_end(cfi);
+		return -ENOENT;
+	}
+	*row = row_of(a, f, false);
+	free(f);
+	dwarf_cfi_end(cfi);
+	return 0;
+}
+
 int cfi__function(Elf *elf, uint64_t addr, uint64_t *start, uint64_t *end)
 {
 	size_t n = 0, lo = 0, hi;

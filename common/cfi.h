@@ -58,6 +58,12 @@ int cfi__add_go(int fd, Elf *elf, size_t max_rows, struct cfi_table *t);
  */
 int cfi__function(Elf *elf, uint64_t addr, uint64_t *start, uint64_t *end);
 
+/*
+ * The row at @addr of @elf, by its .eh_frame (its pc left 0): 0, or
+ * -ENOENT where none describes it.
+ */
+int cfi__row(Elf *elf, uint64_t addr, struct unwind_row *row);
+
 void cfi__free(struct cfi_table *t);
 
 #endif

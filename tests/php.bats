@@ -118,6 +118,22 @@ share() {
 		"$T/folded"
 }
 
+@test "php: opcache's JIT (tracing) runs in the loop's frame: walked through, the chain named, whole to the root" {
+	require_bpf
+	: > "$T/work"
+	php8.2 -d opcache.enable_cli=1 -d opcache.jit=tracing -d opcache.jit_buffer_size=32M \
+		"$CHEESE" chain > "$T/work" 2>&1 &
+	WPID=$!
+	wait_for_line "$T/work" '^pid [0-9]+$' 30
+	# Compiled by then: its hot loop runs in the JIT's code.
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 500 ))
+	tool_start "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 2000 ))
+	tool_stop || fail "$(cat "$T/err")"
+	! grep -q 'truncated' "$T/folded" || fail "$(grep truncated "$T/folded" | head -c 1000)"
+	share "$T/folded" "zend_execute;$(chain)" 90
+}
+
 @test "php: a recursion 40 calls deep keeps each of its frames" {
 	require_bpf
 	start_php deep

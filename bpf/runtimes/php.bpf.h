@@ -123,10 +123,10 @@ static __always_inline void php_replace_step(struct php_scratch *s)
 		php_replaced(s);
 }
 
-/* Is frame @v (as the native walk keeps it: by file) in the VM's loop? */
+/* Is frame @v (as the native walk keeps it: by file, or by address) in the VM's loop or its JIT's code? */
 static __always_inline bool php_in_loop(const struct php_proc *php, __u64 v)
 {
-	bool in = false;
+	bool in = v >= php->jit[0] && v < php->jit[1];
 
 	for (int i = 0; i < PHP_LOOP_RANGES; i++)
 		in |= v >= php->loop[i][0] && v < php->loop[i][1];

@@ -42,6 +42,11 @@ struct php_layout {
 struct php_proc {
 	__u64 current;		/* &executor_globals.current_execute_data */
 	__u64 loop[PHP_LOOP_RANGES][2];	/* [start, end) as file frames (unwind.h) */
+	/*
+	 * opcache's JIT buffer, [start, end) by address (anonymous code):
+	 * its code runs in the loop's own frame, as the loop does.
+	 */
+	__u64 jit[2];
 	struct php_layout l;
 };
 

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfi.h"
 #include "elffile.h"
+#include "procmaps.h"
 #include "runtimes/loop.h"
 #include "runtimes/names.h"
 #include "runtimes/remote.h"
@@ -19,6 +21,8 @@ struct php_binary {
 	uint64_t current;		/* link-time &executor_globals.current_execute_data */
 	uint64_t loop[PHP_LOOP_RANGES][2];	/* execute_ex's code, file offsets */
 	int nloop;
+	/* The loop's frame in its body, where opcache's JIT code runs too; .cfa_ra 0: not known. */
+	struct unwind_row jit_row;
 };
 
 /*
@@ -90,6 +94,52 @@ static void say_unknown(const char *path, const char *version)
 		 path, version);
 }
 
+/*
+ * opcache's JIT (PHP 8) runs its code in the loop's frame: the loop jumps
+ * into it and it jumps back, without a call, its stack pointer the loop's
+ * own in its body. That row, where the loop's body has one throughout (the
+ * same a quarter, half and three quarters in), walks a frame of the JIT's.
+ */
+static void jit_row(Elf *elf, const GElf_Sym *loop, struct php_binary *pb)
+{
+	struct unwind_row r[3];
+
+	for (int i = 0; i < 3; i++)
+		if (cfi__row(elf, loop->st_value + loop->st_size * (i + 1) / 4, &r[i]))
+			return;
+	if (memcmp(&r[0], &r[1], sizeof(r[0])) || memcmp(&r[1], &r[2], sizeof(r[0])) ||
+	    UNWIND_ROW_CFA(&r[0]) != UNWIND_CFA_SP)
+		return;
+	pb->jit_row = r[0];
+}
+
+/*
+ * Process @pid's JIT buffer: opcache's shared memory (an anonymous shared
+ * mapping, /dev/zero to /proc), its executable part. 0, or -ENOENT.
+ */
+static int jit_buffer(pid_t pid, uint64_t *start, uint64_t *end)
+{
+	char path[64], line[4096];
+	struct maps_entry e;
+	int err = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -ENOENT;
+	while (err && fgets(line, sizeof(line), f)) {
+		if (procmaps__parse_line(line, &e) || !e.exec || !e.deleted ||
+		    strcmp(e.path, "/dev/zero"))
+			continue;
+		*start = e.start;
+		*end = e.end;
+		err = 0;
+	}
+	fclose(f);
+	return err;
+}
+
 static void *probe(int fd, Elf *elf, const char *path)
 {
 	static const char *const names[] = { "executor_globals", "execute_ex" };
@@ -127,6 +177,7 @@ static void *probe(int fd, Elf *elf, const char *path)
 	}
 	pb->nloop = n;
 	pb->l = t->l;
+	jit_row(elf, &syms[LOOP], pb);
 	pb->current = syms[GLOBALS].st_value + t->current;
 	pr_debug("%s: PHP %s: PHP frames in place of its VM loop (%d code range%s)", path,
 		 pb->version, n, n == 1 ? "" : "s");
@@ -143,14 +194,32 @@ static int bpf_proc(const void *b, pid_t pid, uint64_t bias, uint32_t id,
 {
 	const struct php_binary *pb = b;
 	__u64 file = UNWIND_FILE_FRAME | (__u64)id << UNWIND_FILE_OFF_BITS;
+	uint64_t start, end;
 
 	out->php.current = pb->current + bias;
+	if (pb->jit_row.cfa_ra && !jit_buffer(pid, &start, &end)) {
+		out->php.jit[0] = start;
+		out->php.jit[1] = end;
+	}
 	out->php.l = pb->l;
 	for (int i = 0; i < pb->nloop; i++) {
 		out->php.loop[i][0] = file | pb->loop[i][0];
 		out->php.loop[i][1] = file | pb->loop[i][1];
 	}
 	return 0;
+}
+
+/* Is [@start, @end) of process @pid its JIT's code? Then *@row walks a frame there. */
+static bool trampolines(const void *b, pid_t pid, uint64_t start, uint64_t end,
+			struct unwind_row *row)
+{
+	const struct php_binary *pb = b;
+	uint64_t s, e;
+
+	if (!pb->jit_row.cfa_ra || jit_buffer(pid, &s, &e) || s != start || e != end)
+		return false;
+	*row = pb->jit_row;
+	return true;
 }
 
 /* A name's bytes kept at most, and a file's. */
@@ -259,6 +328,7 @@ const struct runtime_ops php_runtime = {
 	.probe = probe,
 	.binary_free = binary_free,
 	.bpf_proc = bpf_proc,
+	.trampolines = trampolines,
 	.unknown = "[unknown php]",
 	.frame_kind = FRAME_PHP,
 	.names_new = names_new,
