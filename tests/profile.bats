@@ -214,7 +214,11 @@ multiline_sum() {
 	# minutes at most: CI's emulators, at idle priority, run where the
 	# machine would idle, and once left CPU 0 none for 6 s. A machine whose
 	# every CPU is kept busy (make check-stress's load) leaves the idle
-	# task nothing to be sampled in: there, this test cannot be made.
+	# task nothing to be sampled in: there, this test cannot be made. A CI
+	# run whose guests' preparation kept both CPUs busy left idle time
+	# worth 9 samples in the two minutes: 6 will do, as few as the bounds
+	# below still tell from none (a tool that samples no idle task fails
+	# them from 6 on).
 	hz=$(getconf CLK_TCK)
 	tool_start "$T/out" "$T/err" "$BIN/profile" -I -C 0 -F 49 -f
 	idle0=$(awk '/^cpu0 / { print $5 + $6; exit }' /proc/stat)
@@ -229,7 +233,7 @@ multiline_sum() {
 	tool_stop
 	n=$(sum_matching '^swapper/0;')
 	echo "idle samples $n, idle time worth $expected in $((SECONDS - t0)) s"
-	[ "$expected" -ge 10 ]
+	[ "$expected" -ge 6 ]
 	[ $((n * 3)) -ge $((expected * 2 - 10)) ]
 	[ "$n" -le $((expected * 3 / 2 + 10)) ]
 }
