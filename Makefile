@@ -112,6 +112,8 @@ deps:
 	@tests/jvm/fetch $(OUTPUT)/cache/jvm/21 > /dev/null
 	@# Debian 13's PHP (8.4) tests/php.bats runs chrooted.
 	@tests/php/fetch $(OUTPUT)/cache/php/8.4 > /dev/null
+	@# Debian 13's Perl (5.40) tests/perl.bats runs chrooted.
+	@tests/perl/fetch $(OUTPUT)/cache/perl/5.40 > /dev/null
 
 deps-check:
 	@scripts/deps.sh check $(DEPS_GROUPS)

@@ -235,6 +235,7 @@ enum runtime_id {
 	RUNTIME_V8,		/* Node.js: bpf/runtimes/v8.h */
 	RUNTIME_HOTSPOT,	/* the JVM: bpf/runtimes/hotspot.h */
 	RUNTIME_PHP,		/* PHP's Zend engine: bpf/runtimes/php.h */
+	RUNTIME_PERL,		/* Perl 5: bpf/runtimes/perl.h */
 	RUNTIMES,
 	/* Not a frame: the data of the runtime frame before it, which needs more than one slot. */
 	RUNTIME_DATA = 7,

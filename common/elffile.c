@@ -306,13 +306,15 @@ static int lookup_in(Elf *elf, GElf_Word type, const char *const *names, size_t 
 
 		if (!gelf_getsym(data, i, &sym))
 			break;
-		if (sym.st_shndx == SHN_UNDEF || !sym.st_value)
+		/* A thread-local variable's value is its offset in the block: 0 is one. */
+		if (sym.st_shndx == SHN_UNDEF ||
+		    (!sym.st_value && GELF_ST_TYPE(sym.st_info) != STT_TLS))
 			continue;
 		name = elf_strptr(elf, sh.sh_link, sym.st_name);
 		if (!name)
 			continue;
 		for (size_t k = 0; k < n; k++) {
-			if (!syms[k].st_value && !strcmp(name, names[k])) {
+			if (syms[k].st_shndx == SHN_UNDEF && !strcmp(name, names[k])) {
 				syms[k] = sym;
 				found++;
 			}

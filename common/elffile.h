@@ -85,7 +85,9 @@ int elffile__plt_symbols(Elf *elf, struct symtab *t);
 
 /*
  * The defined symbols (of any type) named @names[0..@n), from .dynsym, or
- * .symtab where .dynsym lacks them, into @syms (st_value 0: not found).
+ * .symtab where .dynsym lacks them, into @syms (st_shndx SHN_UNDEF: not
+ * found; st_value 0 is not found too, but for a thread-local variable,
+ * whose value is its offset in its module's block).
  * How many were found, or negative errno.
  */
 int elffile__lookup(Elf *elf, const char *const *names, size_t n, GElf_Sym *syms);

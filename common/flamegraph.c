@@ -188,6 +188,10 @@ static void colour(const struct node *n, char *buf, size_t size)
 		/* PHP's elephant: a grey-violet. */
 		snprintf(buf, size, "rgb(%u,%u,%u)", 120 + h % 40, 120 + (h >> 8) % 30, 180 + (h >> 16) % 40);
 		break;
+	case FRAME_PERL:
+		/* Perl's onion: a blue-teal. */
+		snprintf(buf, size, "rgb(%u,%u,%u)", 40 + h % 40, 150 + (h >> 8) % 40, 170 + (h >> 16) % 40);
+		break;
 	case FRAME_STATE:
 		if (!strcmp(n->name, "[running]"))
 			snprintf(buf, size, "rgb(230,60,50)");

@@ -197,6 +197,8 @@ const char *frame_kind__name(enum frame_kind kind)
 		return "java";
 	case FRAME_PHP:
 		return "php";
+	case FRAME_PERL:
+		return "perl";
 	case FRAME_SEPARATOR:
 		return "separator";
 	case FRAME_STATE:

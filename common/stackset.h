@@ -18,6 +18,7 @@ enum frame_kind {
 	FRAME_JS,		/* a JavaScript function: "name (file.js:line)" */
 	FRAME_JAVA,		/* a Java method: "pkg.Class.method (File.java:line)" */
 	FRAME_PHP,		/* a PHP function: "Class::method (file.php:line)" */
+	FRAME_PERL,		/* a Perl sub: "Package::sub (file.pl:line)" */
 	FRAME_SEPARATOR,	/* "-" between user and kernel, "--" before a waker */
 	FRAME_UNKNOWN,		/* "[unknown]", "[vdso]" (no symbol), "[Missed User Stack]", ... */
 	FRAME_STATE,		/* profile --wall: what the thread was doing, "[sleeping]" */
@@ -40,7 +41,8 @@ const char *frame_kind__name(enum frame_kind kind);
 /* Is it a runtime's frame (a Python function, a Java method...)? */
 static inline bool frame_kind__runtime(enum frame_kind kind)
 {
-	return kind == FRAME_PYTHON || kind == FRAME_JS || kind == FRAME_JAVA || kind == FRAME_PHP;
+	return kind == FRAME_PYTHON || kind == FRAME_JS || kind == FRAME_JAVA || kind == FRAME_PHP ||
+	       kind == FRAME_PERL;
 }
 
 struct frame {

@@ -8,6 +8,7 @@
 #include "runtimes/v8.h"
 #include "runtimes/hotspot.h"
 #include "runtimes/php.h"
+#include "runtimes/perl.h"
 
 /*
  * A process running a runtime's interpreter, by its tgid: the image it
@@ -23,6 +24,7 @@ struct runtime_proc {
 		struct v8_proc v8;
 		struct hotspot_proc hotspot;
 		struct php_proc php;
+		struct perl_proc perl;
 	};
 };
 

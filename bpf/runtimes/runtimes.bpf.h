@@ -8,6 +8,7 @@
 #include "runtimes/v8.bpf.h"
 #include "runtimes/hotspot.bpf.h"
 #include "runtimes/php.bpf.h"
+#include "runtimes/perl.bpf.h"
 
 /* A walk of process @k begins: a runtime that runs there readies its part. */
 static __always_inline void runtimes_start(const struct proc_key *k)
@@ -16,6 +17,7 @@ static __always_inline void runtimes_start(const struct proc_key *k)
 	v8_start(k);
 	hotspot_start(k);
 	php_start(k);
+	perl_start(k);
 }
 
 /*
@@ -38,7 +40,7 @@ static __always_inline int runtimes_step(__u64 bcp)
  */
 static __always_inline int runtimes_merge(struct stack_trace *t, int n)
 {
-	return hotspot_announce(php_merge(t, v8_merge(t, py_merge(t, n))));
+	return hotspot_announce(perl_merge(t, php_merge(t, v8_merge(t, py_merge(t, n)))));
 }
 
 #endif

@@ -14,6 +14,7 @@ static const struct runtime_ops *const runtimes[] = {
 	&v8_runtime,
 	&hotspot_runtime,
 	&php_runtime,
+	&perl_runtime,
 };
 
 #define NRUNTIMES (sizeof(runtimes) / sizeof(runtimes[0]))
