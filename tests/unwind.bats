@@ -714,7 +714,9 @@ traced_while() {
 	traced_while Sampling '"$NOFP" many "$WL/libpadlib.so" "$T/libs" 2000 8 > "$T/work"' \
 		"$BIN/profile" -v -U -F 499 --unwind-memory 8 --json
 	grep -q '^done' "$T/work"
-	run grep "did not fit" "$T/err"
+	# None of the copies went without its rows. (System-wide, another big
+	# binary may: a CI run's emulator, started beside the test, once did.)
+	run grep -E "/libs/lib[0-9]+\.so: its unwind rows do not fit" "$T/err"
 	assert_failure
 	grep -E "unwind rows: [0-9]+ held in [0-9]+ chunks of 65536 \([0-9]+ KiB\); [0-9]{4} binaries' given back when no process used them, [0-9]{2,} made again" "$T/err" ||
 		fail "$(grep 'unwind rows:' "$T/err")"
