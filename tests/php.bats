@@ -31,7 +31,7 @@ setup() {
 }
 
 teardown() {
-	stop_bg ${TPID:-} ${WPID:-} ${NSPID:-}
+	stop_bg ${TPID:-} ${WPID:-} ${NSPID:-} ${CLIENT:-} ${FPM:-}
 	assert_nothing_loaded profile offcputime
 }
 
@@ -116,6 +116,37 @@ share() {
 		'{ all += $NF; if (/^php8\.2;\[sleeping\];/ && index($0, c)) whole += $NF }
 		END { printf "%d of %d us asleep under the chain\n", whole, all; exit !(all >= 500000 && whole * 100 >= all * 90) }' \
 		"$T/folded"
+}
+
+@test "php: a PHP-FPM worker's request has its functions named, under FPM's own frames" {
+	require_bpf
+	command -v php-fpm8.2 > /dev/null || fail "no php-fpm8.2: make deps installs it (php8.2-fpm)"
+	cat > "$T/fpm.conf" <<-EOF
+	[global]
+	pid = $T/fpm.pid
+	error_log = $T/fpm.log
+	daemonize = no
+	[cheese]
+	listen = $T/fpm.sock
+	user = root
+	group = root
+	pm = static
+	pm.max_children = 2
+	EOF
+	php-fpm8.2 -R -n -y "$T/fpm.conf" -F &
+	FPM=$!
+	for ((i = 0; i < 300; i++)); do [ -S "$T/fpm.sock" ] && break; sleep 0.1; done
+	: > "$T/client"
+	php8.2 "$ROOT/tests/php/fcgi.php" "$T/fpm.sock" "$CHEESE" "mode=chain&pidfile=$T/worker" > "$T/client" 2>&1 &
+	CLIENT=$!
+	wait_for_line "$T/worker" '^pid [0-9]+$' 30
+	WPID=$(sed -n 's/^pid //p' "$T/worker")
+	tool_start "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 2000 ))
+	tool_stop || fail "$(cat "$T/err")"
+	# The worker's request, from FPM's own main loop down.
+	share "$T/folded" "php_execute_script;zend_execute_scripts;zend_execute;$(chain)" 90 '^php-fpm8\.2;'
+	grep -q '^php-fpm8\.2;_start;__libc_start_main;.*;php_execute_script;' "$T/folded" || fail "$(head -c 1500 "$T/folded")"
 }
 
 @test "php: opcache's JIT (tracing) runs in the loop's frame: walked through, the chain named, whole to the root" {

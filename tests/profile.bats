@@ -214,11 +214,10 @@ multiline_sum() {
 	# minutes at most: CI's emulators, at idle priority, run where the
 	# machine would idle, and once left CPU 0 none for 6 s. A machine whose
 	# every CPU is kept busy (make check-stress's load) leaves the idle
-	# task nothing to be sampled in: there, this test cannot be made. A CI
-	# run whose guests' preparation kept both CPUs busy left idle time
-	# worth 9 samples in the two minutes: 6 will do, as few as the bounds
-	# below still tell from none (a tool that samples no idle task fails
-	# them from 6 on).
+	# task little to be sampled in: a CI run whose guests' preparation kept
+	# both CPUs busy left idle time worth 9 samples in the two minutes, make
+	# check-stress's load 3 to 5. Worth 3 will do: the tool must then have
+	# sampled the idle task at least once, and no more than the bounds say.
 	hz=$(getconf CLK_TCK)
 	tool_start "$T/out" "$T/err" "$BIN/profile" -I -C 0 -F 49 -f
 	idle0=$(awk '/^cpu0 / { print $5 + $6; exit }' /proc/stat)
@@ -233,7 +232,8 @@ multiline_sum() {
 	tool_stop
 	n=$(sum_matching '^swapper/0;')
 	echo "idle samples $n, idle time worth $expected in $((SECONDS - t0)) s"
-	[ "$expected" -ge 6 ]
+	[ "$expected" -ge 3 ]
+	[ "$n" -ge 1 ]
 	[ $((n * 3)) -ge $((expected * 2 - 10)) ]
 	[ "$n" -le $((expected * 3 / 2 + 10)) ]
 }

@@ -46,7 +46,10 @@ function comte()
 	beaufort();
 }
 
-$mode = $argv[1] ?? 'chain';
+// Under PHP-FPM: ?mode=MODE&pidfile=FILE, the worker's pid written there.
+$mode = $argv[1] ?? $_GET['mode'] ?? 'chain';
+if (isset($_GET['pidfile']))
+	file_put_contents($_GET['pidfile'], 'pid ' . getmypid() . "\n");
 echo 'pid ' . getmypid() . "\n";
 switch ($mode) {
 case 'chain':
