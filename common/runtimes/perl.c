@@ -237,6 +237,7 @@ static int read_name(void *ctx, struct frame_name *out)
 	uint32_t flags, line = 0;
 	uint16_t type;
 	pid_t pid = r->p->tgid;
+	bool ok;
 
 	if (!cv || remote__read(pid, cv, &body, sizeof(body)) || !body ||
 	    remote__read(pid, body, x, sizeof(x)))
@@ -259,12 +260,14 @@ static int read_name(void *ctx, struct frame_name *out)
 		return -EFAULT;
 	if (read_stash(pid, stash, pkg, PERL_NAME_MAX))
 		snprintf(pkg, sizeof(pkg), "?");
-	file[0] = '\0';
-	if (cvfile && !remote__read(pid, cvfile, file, PERL_FILE_MAX))
-		file[PERL_FILE_MAX] = '\0';
-	else if (cvfile)
-		for (size_t k = 0; k < 8 && !remote__read(pid, cvfile, file, PERL_FILE_MAX >> k); k++)
-			file[PERL_FILE_MAX >> k] = '\0';
+	/* Its file's name, a C string: as much as can be read, a name near a mapping's end too. */
+	ok = false;
+	for (size_t k = 0, n = PERL_FILE_MAX; cvfile && k < 8 && !ok; k++, n /= 2) {
+		ok = !remote__read(pid, cvfile, file, n);
+		file[n] = '\0';
+	}
+	if (!ok)
+		snprintf(file, sizeof(file), "?");
 	/* Its first statement's line, where its first op is one (nextstate). */
 	if (start && !remote__read(pid, start + OP_TYPE, &type, sizeof(type)) &&
 	    ((type & 0x1ff) == r->pb->v->nextstate || (type & 0x1ff) == r->pb->v->dbstate) &&
