@@ -33,8 +33,9 @@ enum frame_kind {
 };
 
 /*
- * A kind's name in JSON: "user", "kernel", "jit", "inlined", "python",
- * "separator", "state", "syscall", "container", "unknown".
+ * A kind's name in JSON: "user", "kernel", "jit", "inlined", "python", "js",
+ * "java", "php", "perl", "separator", "state", "syscall", "container",
+ * "unknown".
  */
 const char *frame_kind__name(enum frame_kind kind);
 
