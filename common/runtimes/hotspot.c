@@ -417,6 +417,30 @@ static void say_unread(pid_t pid, int err)
 		pr_debug("pid %d: its JVM could not be read (%s)", pid, strerror(-err));
 }
 
+/*
+ * An entry for a new process: one never used, or a process's that is gone;
+ * else the oldest taken again, its JVM's frames no longer named (said once).
+ */
+static struct hs_proc *free_entry(struct hs_procs *procs)
+{
+	static bool said;
+	unsigned long long start;
+	uid_t uid;
+
+	for (int i = 0; i < HS_PROCS; i++) {
+		struct hs_proc *p = &procs->p[i];
+
+		if (!p->pid || procfile__identity(p->pid, &uid, &start) || start != p->start)
+			return p;
+	}
+	if (!said) {
+		said = true;
+		pr_warn("more than %d JVMs run one libjvm: the Java frames of those read first are "
+			"[unknown java] once others take their place", HS_PROCS);
+	}
+	return &procs->p[procs->next++ % HS_PROCS];
+}
+
 /* Process @pid's entry, made anew if it is not the process it was: NULL if it is gone. */
 static struct hs_proc *proc_entry(struct hs_procs *procs, pid_t pid)
 {
@@ -431,7 +455,7 @@ static struct hs_proc *proc_entry(struct hs_procs *procs, pid_t pid)
 		if (p->pid == pid && p->start == start)
 			return p;
 	}
-	p = &procs->p[procs->next++ % HS_PROCS];
+	p = free_entry(procs);
 	*p = (struct hs_proc){ .pid = pid, .start = start };
 	return p;
 }
