@@ -77,7 +77,14 @@ chain() {
 	run jq -r --argjson t "$MAIN_TID" 'select(.pid == $t) | .frames | join(";")' "$T/json"
 	assert_output --regexp '(^|;)start_thread;ThreadJavaMain;JavaMain;.*JavaCalls::call_helper.*;\[StubRoutines \(1\)\];Cheese\.main \('
 	refute_output --partial '[unknown'
-	refute_output --partial '[truncated'
+	# No stack cut short, but for a sample in a compiled method's prologue, before
+	# its frame is made, which ends marked (docs/runtimes/java.md): 1 of 414 in a
+	# CI run; 1% at most.
+	jq -r --argjson t "$MAIN_TID" 'select(.pid == $t) | [.samples, (.frames | join(";"))] | @tsv' "$T/json" |
+		awk -F'\t' '{ all += $1 }
+			/\[truncated/ { if (index($2, "[truncated: Java frame not followed]")) cut += $1; else other += $1 }
+			END { printf "%d of %d cut in a prologue, %d otherwise\n", cut, all, other
+			      exit !(other == 0 && cut * 100 <= all) }'
 	# The methods C2 inlined are frames of their own, marked as inlined.
 	run jq -r --argjson t "$MAIN_TID" 'select(.pid == $t) | [.frames, .kinds] | transpose[] |
 		select(.[0] | startswith("Cheese.")) | "\(.[1]) \(.[0])"' "$T/json"

@@ -161,7 +161,10 @@ share() {
 	tool_start "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f
 	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 2000 ))
 	tool_stop || fail "$(cat "$T/err")"
-	! grep -q 'truncated' "$T/folded" || fail "$(grep truncated "$T/folded" | head -c 1000)"
+	# Walked through the JIT's code: a stack cut short there, 1% at most (none seen in runs here).
+	awk '{ all += $NF } /truncated/ { cut += $NF }
+		END { printf "%d of %d cut short\n", cut, all; exit !(all >= 100 && cut * 100 <= all) }' "$T/folded" ||
+		fail "$(grep truncated "$T/folded" | head -c 1000)"
 	share "$T/folded" "zend_execute;$(chain)" 90
 }
 
