@@ -46,13 +46,6 @@ static __always_inline struct perl_scratch *perl_state(void)
 	return bpf_map_lookup_elem(&perl_scratch, &zero);
 }
 
-static __always_inline __u64 perl_field64(const __u8 *buf, __u32 size, __u32 off)
-{
-	if (off > size - 8)
-		return 0;
-	return *(const __u64 *)(buf + off);
-}
-
 /* Appends @v to the merged stack, if there is room. */
 static __always_inline void perl_emit(struct perl_scratch *s, __u64 v)
 {
@@ -83,8 +76,8 @@ static __always_inline int perl_stack_info(struct perl_scratch *s, __u64 si)
 	s->si_addr = si;
 	if (!si || bpf_probe_read_user(s->si, sizeof(s->si), (const void *)si))
 		return -1;
-	s->cxstack = perl_field64(s->si, PERL_SI_READ, l->si_cxstack);
-	s->cxix = (__s32)perl_field64(s->si, PERL_SI_READ, l->si_cxix);
+	s->cxstack = runtime_field64(s->si, PERL_SI_READ, l->si_cxstack);
+	s->cxix = (__s32)runtime_field64(s->si, PERL_SI_READ, l->si_cxix);
 	return 0;
 }
 
@@ -97,9 +90,9 @@ static __always_inline void perl_emit_cv(struct perl_scratch *s, __u64 cv)
 	if (cv && cv < PERL_CV_MAX && !(cv & 7) &&
 	    !bpf_probe_read_user(&body, sizeof(body), (const void *)cv) && body &&
 	    !bpf_probe_read_user(s->cv, sizeof(s->cv), (const void *)body)) {
-		v = PERL_FRAME(cv, perl_frame_check(perl_field64(s->cv, PERL_CV_READ, l->cv_gv),
-						    perl_field64(s->cv, PERL_CV_READ, l->cv_file),
-						    perl_field64(s->cv, PERL_CV_READ, l->cv_start)));
+		v = PERL_FRAME(cv, perl_frame_check(runtime_field64(s->cv, PERL_CV_READ, l->cv_gv),
+						    runtime_field64(s->cv, PERL_CV_READ, l->cv_file),
+						    runtime_field64(s->cv, PERL_CV_READ, l->cv_start)));
 		runtime_announce(&s->key, v, 0);
 	}
 	perl_emit(s, v);
@@ -117,7 +110,7 @@ static __always_inline void perl_replace_step(struct perl_scratch *s)
 	__u64 at;
 
 	if (s->cxix < 0) {
-		if (perl_stack_info(s, perl_field64(s->si, PERL_SI_READ, l->si_prev)))
+		if (perl_stack_info(s, runtime_field64(s->si, PERL_SI_READ, l->si_prev)))
 			perl_replaced(s);
 		return;
 	}
@@ -133,7 +126,7 @@ static __always_inline void perl_replace_step(struct perl_scratch *s)
 	switch (s->cx[0] & PERL_CX_TYPE_MASK) {
 	case PERL_CXT_SUB:
 	case PERL_CXT_FORMAT:
-		perl_emit_cv(s, perl_field64(s->cx, PERL_CX_READ, l->cx_cv));
+		perl_emit_cv(s, runtime_field64(s->cx, PERL_CX_READ, l->cx_cv));
 		break;
 	}
 }

@@ -39,20 +39,6 @@ static __always_inline struct php_scratch *php_state(void)
 	return bpf_map_lookup_elem(&php_scratch, &zero);
 }
 
-static __always_inline __u64 php_field64(const __u8 *buf, __u32 size, __u32 off)
-{
-	if (off > size - 8)
-		return 0;
-	return *(const __u64 *)(buf + off);
-}
-
-static __always_inline __u32 php_field32(const __u8 *buf, __u32 size, __u32 off)
-{
-	if (off > size - 4)
-		return 0;
-	return *(const __u32 *)(buf + off);
-}
-
 /* Appends @v to the merged stack, if there is room. */
 static __always_inline void php_emit(struct php_scratch *s, __u64 v)
 {
@@ -97,9 +83,9 @@ static __always_inline void php_replace_step(struct php_scratch *s)
 		s->pushed = 1;
 		return php_replaced(s);
 	}
-	s->next = php_field64(s->call, PHP_CALL_READ, l->call_prev);
-	func = php_field64(s->call, PHP_CALL_READ, l->call_func);
-	info = php_field32(s->call, PHP_CALL_READ, l->call_info);
+	s->next = runtime_field64(s->call, PHP_CALL_READ, l->call_prev);
+	func = runtime_field64(s->call, PHP_CALL_READ, l->call_func);
+	info = runtime_field32(s->call, PHP_CALL_READ, l->call_info);
 	if (!func)
 		return;
 	if (func >= PHP_FUNC_MAX || (func & 7) ||
@@ -112,9 +98,9 @@ static __always_inline void php_replace_step(struct php_scratch *s)
 	type = s->func[0];
 	if (type != PHP_USER_FUNCTION && type != PHP_EVAL_CODE)
 		return;
-	name = php_field64(s->func, PHP_FUNC_READ, l->func_name);
-	file = php_field64(s->func, PHP_FUNC_READ, l->func_file);
-	line = php_field32(s->func, PHP_FUNC_READ, l->func_line);
+	name = runtime_field64(s->func, PHP_FUNC_READ, l->func_name);
+	file = runtime_field64(s->func, PHP_FUNC_READ, l->func_file);
+	line = runtime_field32(s->func, PHP_FUNC_READ, l->func_line);
 	v = PHP_FRAME(func, php_frame_check(name, file, line));
 	php_emit(s, v);
 	s->pushed = 1;

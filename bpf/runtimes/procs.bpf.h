@@ -38,6 +38,32 @@ static __always_inline struct runtime_proc *runtime_proc_of(const struct proc_ke
 }
 
 /*
+ * A field of a copy of a runtime's structure (@size bytes at @buf) at byte
+ * @off, as its layout in user space says: 0 where the layout points past
+ * the copy, which the verifier then knows it cannot.
+ */
+static __always_inline __u64 runtime_field64(const __u8 *buf, __u32 size, __u32 off)
+{
+	if (off > size - 8)
+		return 0;
+	return *(const __u64 *)(buf + off);
+}
+
+static __always_inline __u32 runtime_field32(const __u8 *buf, __u32 size, __u32 off)
+{
+	if (off > size - 4)
+		return 0;
+	return *(const __u32 *)(buf + off);
+}
+
+static __always_inline __u8 runtime_field8(const __u8 *buf, __u32 size, __u32 off)
+{
+	if (off > size - 1)
+		return 0;
+	return buf[off];
+}
+
+/*
  * Runtime frames announced to user space, which reads their names while
  * the process lives: per CPU, by a hash of the frame, its data and its
  * process; a slot taken by another is announced again, which user space

@@ -68,27 +68,6 @@ struct {
  */
 #define PY_THREAD_SEARCH_STEPS 2048
 
-static __always_inline __u64 py_field64(const __u8 *buf, __u32 size, __u32 off)
-{
-	if (off > size - 8)
-		return 0;
-	return *(const __u64 *)(buf + off);
-}
-
-static __always_inline __u32 py_field32(const __u8 *buf, __u32 size, __u32 off)
-{
-	if (off > size - 4)
-		return 0;
-	return *(const __u32 *)(buf + off);
-}
-
-static __always_inline __u8 py_field8(const __u8 *buf, __u32 size, __u32 off)
-{
-	if (off > size - 1)
-		return 0;
-	return buf[off];
-}
-
 static __always_inline __u64 py_read(__u64 addr)
 {
 	__u64 v = 0;
@@ -253,10 +232,10 @@ static __always_inline void py_emit_code(struct py_scratch *s, __u64 code)
 
 	if (code < PY_CODE_MAX && !(code & 7) &&
 	    !bpf_probe_read_user(s->code, sizeof(s->code), (const void *)code) &&
-	    py_field64(s->code, PY_CODE_READ, 8) == py->code_type) {
-		name = py_field64(s->code, PY_CODE_READ, py->l.code_name);
-		file = py_field64(s->code, PY_CODE_READ, py->l.code_filename);
-		line = py_field32(s->code, PY_CODE_READ, py->l.code_firstlineno);
+	    runtime_field64(s->code, PY_CODE_READ, 8) == py->code_type) {
+		name = runtime_field64(s->code, PY_CODE_READ, py->l.code_name);
+		file = runtime_field64(s->code, PY_CODE_READ, py->l.code_filename);
+		line = runtime_field32(s->code, PY_CODE_READ, py->l.code_firstlineno);
 		v = PY_FRAME(code, py_frame_check(name, file, line));
 	}
 	py_emit(s, v);
@@ -332,8 +311,8 @@ static __always_inline void py_replace_step(struct py_scratch *s)
 		py_emit_code(s, 0);
 		return py_replaced(s);
 	}
-	s->next = py_field64(s->frame, PY_FRAME_READ, py->l.frame_previous);
-	code = py_field64(s->frame, PY_FRAME_READ, py->l.frame_code) & ~(__u64)py->l.code_tag;
+	s->next = runtime_field64(s->frame, PY_FRAME_READ, py->l.frame_previous);
+	code = runtime_field64(s->frame, PY_FRAME_READ, py->l.frame_code) & ~(__u64)py->l.code_tag;
 	if (py->l.frames == PY_FRAMES_OBJECT) {
 		py_emit_code(s, code);
 		return py_replaced(s);
@@ -343,13 +322,13 @@ static __always_inline void py_replace_step(struct py_scratch *s)
 	 * interpreter pushed among a call's frames (3.14's for __init__), passed.
 	 */
 	if (py->l.frame_owner != PY_NO_FIELD &&
-	    py_field8(s->frame, PY_FRAME_READ, py->l.frame_owner) >= py->l.owner_entry) {
+	    runtime_field8(s->frame, PY_FRAME_READ, py->l.frame_owner) >= py->l.owner_entry) {
 		if (frame >= s->stack_lo && frame < s->stack_hi)
 			py_loop_end(s, frame);
 		return;
 	}
 	last = py->l.frame_entry != PY_NO_FIELD &&
-	       py_field8(s->frame, PY_FRAME_READ, py->l.frame_entry);
+	       runtime_field8(s->frame, PY_FRAME_READ, py->l.frame_entry);
 	/* No code object (3.13's None in a frame that is no function's): passed. */
 	if (code)
 		py_emit_code(s, code);
