@@ -236,10 +236,13 @@ enum runtime_id {
 	RUNTIME_HOTSPOT,	/* the JVM: bpf/runtimes/hotspot.h */
 	RUNTIME_PHP,		/* PHP's Zend engine: bpf/runtimes/php.h */
 	RUNTIME_PERL,		/* Perl 5: bpf/runtimes/perl.h */
+	RUNTIME_RUBY,		/* CRuby: bpf/runtimes/ruby.h */
 	RUNTIMES,
 	/* Not a frame: the data of the runtime frame before it, which needs more than one slot. */
 	RUNTIME_DATA = 7,
 };
+/* The next runtime takes a wider id: the payloads give up a bit (RUNTIME_FRAME_BITS). */
+_Static_assert(RUNTIMES <= RUNTIME_DATA, "runtime ids are 3 bits");
 
 #define RUNTIME_FRAME_BITS	58
 #define RUNTIME_FRAME(id, payload)							\

@@ -196,6 +196,41 @@ ssize_t disasm__jumps_out(int fd, unsigned int machine, uint64_t off, uint64_t s
 	return j.out.n;
 }
 
+static void on_call(const cs_insn *insn, void *ctx)
+{
+	struct jumps *j = ctx;
+	const char *imm = insn->op_str;
+	uint64_t target;
+	char *end;
+
+	if (j->machine == EM_X86_64 ? strcmp(insn->mnemonic, "call") : strcmp(insn->mnemonic, "bl"))
+		return;
+	if (*imm == '#')
+		imm++;
+	if (strncmp(imm, "0x", 2))
+		return;
+	target = strtoull(imm, &end, 16);
+	if (*end)
+		return;
+	addrs_push(&j->out, target);
+	addrs_push(&j->out, insn->address + insn->size);
+}
+
+ssize_t disasm__calls(int fd, unsigned int machine, uint64_t off, uint64_t size, uint64_t addr,
+		      uint64_t (**calls)[2])
+{
+	struct jumps j = { .machine = machine, .addr = addr, .size = size };
+	int err = each_insn(fd, machine, off, size, addr, on_call, &j);
+
+	err = err ?: j.out.err;
+	if (err) {
+		free(j.out.v);
+		return err;
+	}
+	*calls = (uint64_t (*)[2])j.out.v;
+	return j.out.n / 2;
+}
+
 /* The addresses code computes, and arm64's pages by register (adrp) on the way. */
 struct computed {
 	struct addrs out;

@@ -39,6 +39,13 @@ ssize_t disasm__jumps_out(int fd, unsigned int machine, uint64_t off, uint64_t s
 			  uint64_t addr, uint64_t **targets);
 
 /*
+ * Its direct calls, wherever they lead: into a new array, a pair for each,
+ * its target and its return address. Their number, or negative errno.
+ */
+ssize_t disasm__calls(int fd, unsigned int machine, uint64_t off, uint64_t size, uint64_t addr,
+		      uint64_t (**calls)[2]);
+
+/*
  * The addresses the code at file offset @off, @size bytes, placed at
  * @addr, computes into registers (x86-64: lea of rip-relative memory, a
  * mov of an immediate; arm64: adr, adrp then add), into a new array: what

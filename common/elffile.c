@@ -337,6 +337,52 @@ int elffile__lookup(Elf *elf, const char *const *names, size_t n, GElf_Sym *syms
 	return b < 0 ? a : a + b;
 }
 
+int elffile__tls_module_slot(Elf *elf, const char *name, uint64_t *slot)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+	GElf_Word type;
+
+	if (!gelf_getehdr(elf, &eh))
+		return -ENOENT;
+	if (eh.e_machine == EM_X86_64)
+		type = R_X86_64_DTPMOD64;
+	else if (eh.e_machine == EM_AARCH64)
+		type = R_AARCH64_TLS_DTPMOD;
+	else
+		return -ENOENT;
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		GElf_Shdr symsh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize ||
+		    sh.sh_size > ELFFILE_MAX_TABLE || (sh.sh_flags & SHF_COMPRESSED) ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			Elf_Scn *symscn = elf_getscn(elf, sh.sh_link);
+			Elf_Data *syms;
+			const char *s;
+			GElf_Rela r;
+			GElf_Sym sym;
+
+			if (!gelf_getrela(data, i, &r) || GELF_R_TYPE(r.r_info) != type)
+				continue;
+			if (GELF_R_SYM(r.r_info) &&
+			    (!symscn || !gelf_getshdr(symscn, &symsh) ||
+			     !(syms = elf_getdata(symscn, NULL)) ||
+			     !gelf_getsym(syms, GELF_R_SYM(r.r_info), &sym) ||
+			     sym.st_shndx == SHN_UNDEF ||
+			     !(s = elf_strptr(elf, symsh.sh_link, sym.st_name)) || strcmp(s, name)))
+				continue;
+			*slot = r.r_offset;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 int elffile__offset(Elf *elf, uint64_t vaddr, uint64_t *off)
 {
 	size_t nph;

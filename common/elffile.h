@@ -99,6 +99,15 @@ int elffile__lookup(Elf *elf, const char *const *names, size_t n, GElf_Sym *syms
  */
 int elffile__read(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len);
 
+/*
+ * Where the dynamic loader puts the file's own TLS module id: the GOT word
+ * (its virtual address, into *@slot) of a DTPMOD relocation of the file's
+ * thread-local variable @name, or of none (its local-dynamic accesses).
+ * 0, or -ENOENT (none: the file reaches its variables otherwise, as by
+ * TLS descriptors).
+ */
+int elffile__tls_module_slot(Elf *elf, const char *name, uint64_t *slot);
+
 /* The file offset of virtual address @vaddr: 0, or -ENOENT when no loadable segment has it. */
 int elffile__offset(Elf *elf, uint64_t vaddr, uint64_t *off);
 

@@ -192,6 +192,10 @@ static void colour(const struct node *n, char *buf, size_t size)
 		/* Perl's onion: a blue-teal. */
 		snprintf(buf, size, "rgb(%u,%u,%u)", 40 + h % 40, 150 + (h >> 8) % 40, 170 + (h >> 16) % 40);
 		break;
+	case FRAME_RUBY:
+		/* Ruby's red, softened. */
+		snprintf(buf, size, "rgb(%u,%u,%u)", 190 + h % 50, 70 + (h >> 8) % 40, 80 + (h >> 16) % 40);
+		break;
 	case FRAME_STATE:
 		if (!strcmp(n->name, "[running]"))
 			snprintf(buf, size, "rgb(230,60,50)");

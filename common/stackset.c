@@ -199,6 +199,8 @@ const char *frame_kind__name(enum frame_kind kind)
 		return "php";
 	case FRAME_PERL:
 		return "perl";
+	case FRAME_RUBY:
+		return "ruby";
 	case FRAME_SEPARATOR:
 		return "separator";
 	case FRAME_STATE:

@@ -19,6 +19,7 @@ enum frame_kind {
 	FRAME_JAVA,		/* a Java method: "pkg.Class.method (File.java:line)" */
 	FRAME_PHP,		/* a PHP function: "Class::method (file.php:line)" */
 	FRAME_PERL,		/* a Perl sub: "Package::sub (file.pl:line)" */
+	FRAME_RUBY,		/* a Ruby method or block: "Class#method (file.rb:line)" */
 	FRAME_SEPARATOR,	/* "-" between user and kernel, "--" before a waker */
 	FRAME_UNKNOWN,		/* "[unknown]", "[vdso]" (no symbol), "[Missed User Stack]", ... */
 	FRAME_STATE,		/* profile --wall: what the thread was doing, "[sleeping]" */
@@ -34,7 +35,7 @@ enum frame_kind {
 
 /*
  * A kind's name in JSON: "user", "kernel", "jit", "inlined", "python", "js",
- * "java", "php", "perl", "separator", "state", "syscall", "container",
+ * "java", "php", "perl", "ruby", "separator", "state", "syscall", "container",
  * "unknown".
  */
 const char *frame_kind__name(enum frame_kind kind);
@@ -43,7 +44,7 @@ const char *frame_kind__name(enum frame_kind kind);
 static inline bool frame_kind__runtime(enum frame_kind kind)
 {
 	return kind == FRAME_PYTHON || kind == FRAME_JS || kind == FRAME_JAVA || kind == FRAME_PHP ||
-	       kind == FRAME_PERL;
+	       kind == FRAME_PERL || kind == FRAME_RUBY;
 }
 
 struct frame {

@@ -58,6 +58,7 @@ test runc cmd:runc
 test openjdk-17-jdk-headless cmd:javac
 test php8.2-cli file:/usr/bin/php8.2
 test php8.2-fpm file:/usr/sbin/php-fpm8.2
+test ruby3.1 file:/usr/bin/ruby3.1
 cross gcc-aarch64-linux-gnu cmd:aarch64-linux-gnu-gcc
 cross libc6-dev-arm64-cross file:/usr/aarch64-linux-gnu/include/stdio.h
 cross xz-utils cmd:xz

@@ -9,6 +9,7 @@
 #include "runtimes/hotspot.h"
 #include "runtimes/php.h"
 #include "runtimes/perl.h"
+#include "runtimes/ruby.h"
 
 /*
  * A process running a runtime's interpreter, by its tgid: the image it
@@ -25,6 +26,7 @@ struct runtime_proc {
 		struct hotspot_proc hotspot;
 		struct php_proc php;
 		struct perl_proc perl;
+		struct ruby_proc ruby;
 	};
 };
 

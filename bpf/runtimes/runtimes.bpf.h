@@ -9,6 +9,7 @@
 #include "runtimes/hotspot.bpf.h"
 #include "runtimes/php.bpf.h"
 #include "runtimes/perl.bpf.h"
+#include "runtimes/ruby.bpf.h"
 
 /* A walk of process @k begins: a runtime that runs there readies its part. */
 static __always_inline void runtimes_start(const struct proc_key *k)
@@ -18,6 +19,7 @@ static __always_inline void runtimes_start(const struct proc_key *k)
 	hotspot_start(k);
 	php_start(k);
 	perl_start(k);
+	ruby_start(k);
 }
 
 /*
@@ -40,7 +42,8 @@ static __always_inline int runtimes_step(__u64 bcp)
  */
 static __always_inline int runtimes_merge(struct stack_trace *t, int n)
 {
-	return hotspot_announce(perl_merge(t, php_merge(t, v8_merge(t, py_merge(t, n)))));
+	return hotspot_announce(ruby_merge(t, perl_merge(t, php_merge(t, v8_merge(t,
+							 py_merge(t, n))))));
 }
 
 #endif

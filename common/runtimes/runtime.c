@@ -15,6 +15,7 @@ static const struct runtime_ops *const runtimes[] = {
 	&hotspot_runtime,
 	&php_runtime,
 	&perl_runtime,
+	&ruby_runtime,
 };
 
 #define NRUNTIMES (sizeof(runtimes) / sizeof(runtimes[0]))

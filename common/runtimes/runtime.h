@@ -60,7 +60,7 @@ struct runtime_frame {
 	const char *func;	/* the function's own name: "stilton" */
 	const char *file;	/* its function's file; NULL if unknown */
 	uint32_t line;		/* its function's first line; 0 if unknown */
-	enum frame_kind kind;	/* FRAME_PYTHON, FRAME_JS, FRAME_JAVA, FRAME_PHP, FRAME_PERL */
+	enum frame_kind kind;	/* FRAME_PYTHON, FRAME_JS, FRAME_JAVA, FRAME_PHP, FRAME_PERL, FRAME_RUBY */
 	/* Calls inlined into it, innermost first (a JVM's compiled code). */
 	const struct frame_name *inlined;
 	uint32_t ninlined;

@@ -54,11 +54,13 @@ struct runtime_ops {
 			  uint64_t bias, uint64_t v, uint64_t data, struct runtime_frame *out);
 };
 
-/* The runtimes, each its own room: cpython.c, v8.c, hotspot.c, php.c, perl.c. */
+/* The runtimes, each its own room: cpython.c, v8.c, hotspot.c, php.c, perl.c,
+ * ruby.c. */
 extern const struct runtime_ops python_runtime;
 extern const struct runtime_ops v8_runtime;
 extern const struct runtime_ops hotspot_runtime;
 extern const struct runtime_ops php_runtime;
 extern const struct runtime_ops perl_runtime;
+extern const struct runtime_ops ruby_runtime;
 
 #endif

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* The Ruby runtime's part of the BPF unwinder: each rb_vm_exec frame replaced by the Ruby methods and blocks it runs. */
+#ifndef BPFSCOPE_RUBY_BPF_H
+#define BPFSCOPE_RUBY_BPF_H
+
+#include "walk.bpf.h"
+#include "runtimes/procs.bpf.h"
+#include "runtimes/ruby.h"
+
+/* A walk's Ruby state and the stack its frames are merged into: in a map, as python.bpf.h's. */
+struct ruby_scratch {
+	__u8 cfp[RUBY_CFP_READ];	/* the control frame read last */
+	__u8 loc[RUBY_LOC_READ];	/* ... its iseq's location */
+	struct ruby_proc proc;
+	struct proc_key key;
+	struct stack_trace out;		/* the stack, Ruby frames in */
+	__u64 cfp_addr;			/* the next control frame */
+	__u64 cfp_end;			/* ... past the outermost (the VM stack's dummy frame) */
+	__u64 native;			/* the rb_vm_exec frame being replaced */
+	__u32 in, nin, nout;
+	__u8 active;			/* the walk's thread runs Ruby */
+	__u8 replacing;			/* an rb_vm_exec frame, a control frame a step */
+	__u8 pushed;			/* ... which one did take the place of */
+	__u8 cut;			/* the merged stack had no room for all */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ruby_scratch);
+} ruby_scratch SEC(".maps");
+
+#ifndef BPFSCOPE_LEGACY
+
+/* A VM stack's bytes walked at most: Ruby's default is 1 MiB of VALUEs. */
+#define RUBY_VM_STACK_MAX (64ULL << 20)
+
+static __always_inline struct ruby_scratch *ruby_state(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&ruby_scratch, &zero);
+}
+
+/* Appends @v to the merged stack, if there is room. */
+static __always_inline void ruby_emit(struct ruby_scratch *s, __u64 v)
+{
+	__u32 o = s->nout;
+
+	if (o >= STACK_MAX_DEPTH) {
+		s->cut = 1;
+		return;
+	}
+	s->out.ips[o] = v;
+	s->nout = o + 1;
+}
+
+/* The rb_vm_exec frame is replaced, or kept where no Ruby frame took its place. */
+static __always_inline void ruby_replaced(struct ruby_scratch *s)
+{
+	s->replacing = 0;
+	if (!s->pushed)
+		ruby_emit(s, s->native);
+}
+
+/* A Ruby frame: iseq @iseq's body, checked by its location. */
+static __always_inline void ruby_emit_iseq(struct ruby_scratch *s, __u64 iseq)
+{
+	const struct ruby_layout *l = &s->proc.l;
+	__u64 body = 0, v = RUBY_FRAME(0, 0);
+
+	if (iseq && !bpf_probe_read_user(&body, sizeof(body), (const void *)(iseq + l->iseq_body)) &&
+	    body && body < RUBY_BODY_MAX && !(body & 7) &&
+	    !bpf_probe_read_user(s->loc, sizeof(s->loc), (const void *)(body + l->body_location))) {
+		v = RUBY_FRAME(body, ruby_frame_check(runtime_field64(s->loc, RUBY_LOC_READ, 0),
+						      runtime_field64(s->loc, RUBY_LOC_READ, 16),
+						      runtime_field64(s->loc, RUBY_LOC_READ, 24)));
+		runtime_announce(&s->key, v, 0);
+	}
+	ruby_emit(s, v);
+	s->pushed = 1;
+}
+
+/*
+ * One step of replacing an rb_vm_exec frame: the next control frame out.
+ * A Ruby method's or block's is pushed, a C function's passed (its own
+ * native frames are in the stack); the frame rb_vm_exec was entered for
+ * (FINISH) is its last.
+ */
+static __always_inline void ruby_replace_step(struct ruby_scratch *s)
+{
+	const struct ruby_layout *l = &s->proc.l;
+	__u64 at = s->cfp_addr, pc, ep, flags = 0;
+
+	if (at >= s->cfp_end)
+		return ruby_replaced(s);
+	s->cfp_addr = at + l->cfp_size;
+	if (bpf_probe_read_user(s->cfp, sizeof(s->cfp), (const void *)at)) {
+		s->cfp_addr = s->cfp_end;
+		return ruby_replaced(s);
+	}
+	pc = runtime_field64(s->cfp, RUBY_CFP_READ, l->cfp_pc);
+	ep = runtime_field64(s->cfp, RUBY_CFP_READ, l->cfp_ep);
+	if (!ep || bpf_probe_read_user(&flags, sizeof(flags), (const void *)ep)) {
+		s->cfp_addr = s->cfp_end;
+		return ruby_replaced(s);
+	}
+	if (pc && !(flags & RUBY_FRAME_FLAG_CFRAME))
+		ruby_emit_iseq(s, runtime_field64(s->cfp, RUBY_CFP_READ, l->cfp_iseq));
+	if (flags & RUBY_FRAME_FLAG_FINISH)
+		ruby_replaced(s);
+}
+
+/* Is frame @v (as the native walk keeps it: by file) in one of @ranges? */
+static __always_inline bool ruby_in(const __u64 (*ranges)[2], __u64 v)
+{
+	bool in = false;
+
+	for (int i = 0; i < RUBY_LOOP_RANGES; i++)
+		in |= v >= ranges[i][0] && v < ranges[i][1];
+	return in;
+}
+
+/* One step of the merge: a Ruby frame, or the next native frame; 1 to stop. A global function, checked once. */
+__noinline int ruby_merge_one(void)
+{
+	struct ruby_scratch *s = ruby_state();
+	struct stack_trace *in;
+	__u32 zero = 0, j;
+	__u64 v;
+
+	in = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!s || !in || s->cut)
+		return 1;
+	if (s->replacing) {
+		ruby_replace_step(s);
+		return 0;
+	}
+	j = s->in;
+	if (j >= s->nin || j >= STACK_MAX_DEPTH)
+		return 1;
+	s->in = j + 1;
+	v = in->ips[j];
+	/* vm_exec_core's frame goes with the rb_vm_exec frame that called it. */
+	if (ruby_in(s->proc.core, v))
+		return 0;
+	/*
+	 * The thread in rb_vm_exec itself once vm_exec_core returned (or in
+	 * a part split from it, its exceptions' way): the frames of its run
+	 * are gone already, the next are its caller's.
+	 */
+	if (j == 0 && ruby_in(s->proc.loop, v) &&
+	    (v >= s->proc.after || v < s->proc.loop[0][0] || v >= s->proc.loop[0][1])) {
+		ruby_emit(s, v);
+		return 0;
+	}
+	if (s->cfp_addr < s->cfp_end && ruby_in(s->proc.loop, v)) {
+		s->replacing = 1;
+		s->pushed = 0;
+		s->native = v;
+		return 0;
+	}
+	ruby_emit(s, v);
+	return 0;
+}
+
+static long ruby_merge_step(__u32 i, void *arg)
+{
+	return ruby_merge_one() != 0;
+}
+
+/*
+ * After the native walk of @n frames into @t (stack_scratch's): each
+ * rb_vm_exec frame becomes the Ruby frames of its run, from the thread's
+ * innermost control frame out. The new depth.
+ */
+static __always_inline int ruby_merge(struct stack_trace *t, int n)
+{
+	struct ruby_scratch *s = ruby_state();
+	bool deeper;
+
+	if (!s)
+		return n;
+	if (s->active && n > 0 && n <= STACK_MAX_DEPTH) {
+		deeper = n == STACK_MAX_DEPTH && (t->ips[STACK_MAX_DEPTH - 1] & UNWIND_DEEPER) &&
+			 t->ips[STACK_MAX_DEPTH - 1] < UNWIND_MARK_NO_CFI;
+		if (deeper)
+			t->ips[STACK_MAX_DEPTH - 1] &= ~UNWIND_DEEPER;
+		s->in = s->nout = 0;
+		s->nin = n;
+		s->replacing = s->cut = 0;
+		/* Every native frame, and a control frame for each slot and as many passed. */
+		bpf_loop(3 * STACK_MAX_DEPTH, ruby_merge_step, NULL, 0);
+		if (s->replacing && !s->cut)
+			ruby_replaced(s);
+		bpf_probe_read_kernel(t, sizeof(*t), &s->out);
+		if ((deeper || s->cut) && s->nout == STACK_MAX_DEPTH &&
+		    t->ips[STACK_MAX_DEPTH - 1] < UNWIND_MARK_NO_CFI)
+			t->ips[STACK_MAX_DEPTH - 1] |= UNWIND_DEEPER;
+	} else {
+		s->nout = n;
+	}
+	/* Read back from the map: one depth for the verifier to follow, however the merge went. */
+	return s->nout;
+}
+
+/*
+ * A walk of process @k starts: Ruby's part of it is on if the process runs
+ * Ruby (this image of it) and the thread has an execution context
+ * (ruby_current_ec, in libruby's thread-local block, found through the
+ * thread's DTV).
+ */
+__noinline int ruby_start(const struct proc_key *k)
+{
+	struct ruby_scratch *s = ruby_state();
+	struct runtime_proc *p;
+	__u64 dtv = 0, block = 0, ec = 0, stack[3] = {}, end;
+
+	if (!s)
+		return 0;
+	s->active = 0;
+	if (!k)
+		return 0;
+	p = runtime_proc_of(k, RUNTIME_RUBY);
+	if (!p)
+		return 0;
+	s->proc = p->ruby;
+	s->key = *k;
+	if (bpf_probe_read_user(&dtv, sizeof(dtv),
+				(const void *)(unwind_thread_pointer() + s->proc.dtv)) || !dtv ||
+	    s->proc.modid > 4096 ||
+	    bpf_probe_read_user(&block, sizeof(block), (const void *)(dtv + 16 * s->proc.modid)) ||
+	    !block || block == (__u64)-1 ||
+	    bpf_probe_read_user(&ec, sizeof(ec), (const void *)(block + s->proc.ec)) || !ec ||
+	    bpf_probe_read_user(stack, sizeof(stack), (const void *)ec))
+		return 0;
+	/* Control frames grow down from the VM stack's top, the outermost a dummy. */
+	if (stack[1] > RUBY_VM_STACK_MAX / 8 || !s->proc.l.cfp_size)
+		return 0;
+	end = stack[0] + stack[1] * 8 - s->proc.l.cfp_size;
+	if (stack[2] < stack[0] || stack[2] >= end)
+		return 0;
+	s->cfp_addr = stack[2];
+	s->cfp_end = end;
+	s->active = 1;
+	return 0;
+}
+
+#else
+
+/* Before 5.17 no runtime's frames are merged: that takes bpf_loop. */
+static __always_inline void ruby_start(const struct proc_key *k)
+{
+}
+
+static __always_inline int ruby_merge(struct stack_trace *t, int n)
+{
+	return n;
+}
+
+#endif /* BPFSCOPE_LEGACY */
+
+#endif

@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* CRuby's VM in its library (version, structures, loop, its thread's execution context), and Ruby methods named from process memory. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfi.h"
+#include "disasm.h"
+#include "elffile.h"
+#include "runtimes/loop.h"
+#include "runtimes/names.h"
+#include "runtimes/remote.h"
+#include "runtimes/runtime.h"
+#include "runtimes/seam.h"
+#include "tool.h"
+
+/*
+ * Where the versions keep what the walk and the names read, from their
+ * headers (offsetof against Debian 12's ruby3.1-dev).
+ */
+static const struct ruby_version {
+	unsigned int major, minor;
+	struct ruby_layout l;
+} versions[] = {
+	{ 3, 1, { .cfp_size = 64, .cfp_pc = 0, .cfp_iseq = 16, .cfp_ep = 32, .iseq_body = 16,
+		  .body_location = 64 } },
+};
+
+/* What only the names read: a VALUE's flags, 3.1's strings and arrays. */
+#define RB_TYPE_MASK 0x1f
+#define RB_T_STRING 0x05
+#define RB_T_ARRAY 0x07
+#define RB_NOEMBED 0x2000		/* FL_USER1: a string's bytes elsewhere */
+#define RB_ARY_EMBED 0x2000		/* ... but an array's elements within */
+#define RB_STR_EMBED_LEN(f) (((f) >> 14) & 0x1f)
+#define RB_ARY_EMBED_LEN(f) (((f) >> 15) & 0x3)
+#define RB_EMBED 16			/* an embedded string's bytes, array's elements */
+#define RB_STR_LEN 16			/* ... a string's length and bytes elsewhere */
+#define RB_STR_PTR 24
+#define RB_ARY_LEN 16			/* ... an array's */
+#define RB_ARY_PTR 32
+
+/* A C function's code this big at least is the VM's instruction loop (vm_exec_core). */
+#define RUBY_CORE_MIN 4096
+
+struct ruby_binary {
+	const struct ruby_version *v;
+	char version[16];
+	uint64_t ec;			/* ruby_current_ec in the library's TLS block */
+	uint64_t modid_slot;		/* the GOT word of the library's TLS module id */
+	uint64_t loop[RUBY_LOOP_RANGES][2], core[RUBY_LOOP_RANGES][2];
+	uint64_t after;			/* rb_vm_exec's code once vm_exec_core returned, from here */
+	int nloop, ncore;
+};
+
+/* Said once a process's binary for each version: what keeps its methods from being read. */
+static void say_once(const char *path, const char *version, const char *why)
+{
+	static char said[8][16];
+
+	for (size_t i = 0; i < sizeof(said) / sizeof(said[0]); i++) {
+		if (!strcmp(said[i], version))
+			break;
+		if (!said[i][0]) {
+			snprintf(said[i], sizeof(said[i]), "%s", version);
+			pr_warn("%s: Ruby %s, %s: its methods are not read, its VM shows as native "
+				"code", path, version, why);
+			return;
+		}
+	}
+	pr_debug("%s: Ruby %s, %s: its methods are not read", path, version, why);
+}
+
+/*
+ * The VM's instruction loop, vm_exec_core, a static function without a
+ * symbol: of the functions rb_vm_exec (@loop, file offsets @off) calls,
+ * the one whose code (by its CFI) is largest; and where rb_vm_exec goes
+ * on once it returns (*@after: its first call's return address). 0, or
+ * -ENOENT.
+ */
+static int find_core(Elf *elf, int fd, const GElf_Sym *loop, uint64_t off, GElf_Sym *core,
+		     uint64_t *after)
+{
+	uint64_t (*calls)[2], start, end, best = 0;
+	GElf_Ehdr eh;
+	ssize_t n;
+
+	if (!gelf_getehdr(elf, &eh))
+		return -ENOENT;
+	n = disasm__calls(fd, eh.e_machine, off, loop->st_size, loop->st_value, &calls);
+	if (n <= 0)
+		return -ENOENT;
+	for (ssize_t i = 0; i < n; i++) {
+		if (cfi__function(elf, calls[i][0], &start, &end) || start != calls[i][0] ||
+		    end - start < RUBY_CORE_MIN || end - start < best)
+			continue;
+		if (end - start > best || calls[i][1] < *after)
+			*after = calls[i][1];
+		best = end - start;
+		*core = (GElf_Sym){ .st_value = start, .st_size = end - start };
+	}
+	free(calls);
+	return best ? 0 : -ENOENT;
+}
+
+static void *probe(int fd, Elf *elf, const char *path)
+{
+	static const char *const names[] = { "ruby_version", "ruby_current_ec", "rb_vm_exec" };
+	enum { VERSION, EC, LOOP, NSYMS };
+	const struct ruby_version *v = NULL;
+	unsigned int major, minor, patch;
+	struct ruby_binary *rb;
+	GElf_Sym syms[NSYMS], core;
+	char version[16] = "";
+	uint64_t off, after = 0;
+	int n;
+
+	if (elffile__lookup(elf, names, NSYMS, syms) <= 0 || syms[VERSION].st_shndx == SHN_UNDEF ||
+	    elffile__read(elf, fd, syms[VERSION].st_value, version, sizeof(version) - 1) ||
+	    sscanf(version, "%u.%u.%u", &major, &minor, &patch) != 3 || major < 2 || major > 9)
+		return NULL;
+	version[strnlen(version, sizeof(version) - 1)] = '\0';
+	if (syms[EC].st_shndx == SHN_UNDEF || GELF_ST_TYPE(syms[EC].st_info) != STT_TLS ||
+	    syms[LOOP].st_shndx == SHN_UNDEF || !syms[LOOP].st_value) {
+		say_once(path, version, "whose library has no symbol ruby_current_ec or "
+			 "rb_vm_exec (Debian 13's 3.3 keeps neither)");
+		return NULL;
+	}
+	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
+		if (versions[i].major == major && versions[i].minor == minor)
+			v = &versions[i];
+	if (!v) {
+		say_once(path, version, "whose structures are not known here");
+		return NULL;
+	}
+	rb = calloc(1, sizeof(*rb));
+	if (!rb)
+		return NULL;
+	snprintf(rb->version, sizeof(rb->version), "%s", version);
+	rb->v = v;
+	rb->ec = syms[EC].st_value;
+	if (elffile__tls_module_slot(elf, "ruby_current_ec", &rb->modid_slot)) {
+		say_once(path, version, "whose library reaches its thread-local variables "
+			 "other than by module id (TLS descriptors)");
+		goto fail;
+	}
+	n = loop__ranges(elf, fd, &syms[LOOP], rb->loop, RUBY_LOOP_RANGES);
+	if (n < 0 || elffile__offset(elf, syms[LOOP].st_value, &off) ||
+	    find_core(elf, fd, &syms[LOOP], off, &core, &after) ||
+	    elffile__offset(elf, after, &rb->after)) {
+		say_once(path, version, "whose VM loop's code could not be found");
+		goto fail;
+	}
+	rb->nloop = n;
+	n = loop__ranges(elf, fd, &core, rb->core, RUBY_LOOP_RANGES);
+	if (n < 0) {
+		say_once(path, version, "whose VM loop's code could not be found");
+		goto fail;
+	}
+	rb->ncore = n;
+	pr_debug("%s: Ruby %s: Ruby methods in place of its VM loop", path, version);
+	return rb;
+fail:
+	free(rb);
+	return NULL;
+}
+
+static void binary_free(void *b)
+{
+	free(b);
+}
+
+static int bpf_proc(const void *b, pid_t pid, uint64_t bias, uint32_t id,
+		    struct runtime_proc *out)
+{
+	const struct ruby_binary *rb = b;
+	__u64 file = UNWIND_FILE_FRAME | (__u64)id << UNWIND_FILE_OFF_BITS;
+	uint64_t modid = 0;
+
+	/* The loader writes it once it has loaded the library: not yet, asked again. */
+	if (remote__read(pid, rb->modid_slot + bias, &modid, sizeof(modid)) || !modid)
+		return -EAGAIN;
+	out->ruby.modid = modid;
+	out->ruby.ec = rb->ec;
+	/* The thread control block's DTV: glibc's x86-64 puts it after its self pointer. */
+#if defined(__x86_64__)
+	out->ruby.dtv = 8;
+#else
+	out->ruby.dtv = 0;
+#endif
+	out->ruby.l = rb->v->l;
+	for (int i = 0; i < rb->nloop; i++) {
+		out->ruby.loop[i][0] = file | rb->loop[i][0];
+		out->ruby.loop[i][1] = file | rb->loop[i][1];
+	}
+	out->ruby.after = file | rb->after;
+	for (int i = 0; i < rb->ncore; i++) {
+		out->ruby.core[i][0] = file | rb->core[i][0];
+		out->ruby.core[i][1] = file | rb->core[i][1];
+	}
+	return 0;
+}
+
+/* A name's bytes kept at most, and a file's. */
+#define RUBY_NAME_MAX 256
+#define RUBY_FILE_MAX 1024
+
+/* String @str (a VALUE) of process @pid into @out, at most @max bytes: 0 or -EFAULT. */
+static int read_string(pid_t pid, uint64_t str, char *out, size_t max)
+{
+	uint64_t flags, len, at = str + RB_EMBED;
+
+	if (!str || (str & 7) || remote__read(pid, str, &flags, sizeof(flags)) ||
+	    (flags & RB_TYPE_MASK) != RB_T_STRING)
+		return -EFAULT;
+	len = RB_STR_EMBED_LEN(flags);
+	if ((flags & RB_NOEMBED) && (remote__read(pid, str + RB_STR_LEN, &len, sizeof(len)) ||
+				     remote__read(pid, str + RB_STR_PTR, &at, sizeof(at))))
+		return -EFAULT;
+	if (len && remote__read(pid, at, out, len < max ? len : max))
+		return -EFAULT;
+	out[len < max ? len : max] = '\0';
+	if (len > max)
+		memcpy(out + strlen(out), "...", 4);
+	return 0;
+}
+
+/* An iseq's path: its pathobj, a string or an array of its path and real path. */
+static int read_path(pid_t pid, uint64_t pathobj, char *out, size_t max)
+{
+	uint64_t flags, len, first;
+
+	if (!pathobj || (pathobj & 7) || remote__read(pid, pathobj, &flags, sizeof(flags)))
+		return -EFAULT;
+	if ((flags & RB_TYPE_MASK) == RB_T_STRING)
+		return read_string(pid, pathobj, out, max);
+	if ((flags & RB_TYPE_MASK) != RB_T_ARRAY)
+		return -EFAULT;
+	if (!(flags & RB_ARY_EMBED)) {
+		if (remote__read(pid, pathobj + RB_ARY_LEN, &len, sizeof(len)) || !len ||
+		    remote__read(pid, pathobj + RB_ARY_PTR, &first, sizeof(first)) ||
+		    remote__read(pid, first, &first, sizeof(first)))
+			return -EFAULT;
+	} else if (!RB_ARY_EMBED_LEN(flags) ||
+		   remote__read(pid, pathobj + RB_EMBED, &first, sizeof(first))) {
+		return -EFAULT;
+	}
+	return read_string(pid, first, out, max);
+}
+
+/* A Ruby frame to be named: its process, and the frame. */
+struct ruby_read {
+	const struct proc_key *p;
+	const struct ruby_binary *rb;
+	uint64_t v;
+};
+
+/*
+ * Reads frame @v's iseq body in process @p: its label, file and first
+ * line, if its location still is what the frame's check says.
+ */
+static int read_name(void *ctx, struct frame_name *out)
+{
+	const struct ruby_read *r = ctx;
+	char label[RUBY_NAME_MAX + 4], file[RUBY_FILE_MAX + 4];
+	uint64_t loc[4];
+	pid_t pid = r->p->tgid;
+
+	if (remote__read(pid, RUBY_FRAME_BODY(r->v) + r->rb->v->l.body_location, loc, sizeof(loc)))
+		return -EFAULT;
+	if (ruby_frame_check(loc[0], loc[2], loc[3]) != RUBY_FRAME_CHECK(r->v))
+		return -ESTALE;
+	if (read_string(pid, loc[2], label, RUBY_NAME_MAX))
+		return -EFAULT;
+	if (read_path(pid, loc[0], file, RUBY_FILE_MAX))
+		snprintf(file, sizeof(file), "?");
+	/* 3.1's first line is a Fixnum. */
+	return frame_name__make(out, label, file, (loc[3] & 1) ? (uint32_t)(loc[3] >> 1) : 0);
+}
+
+static const struct frame_names_words words = {
+	.runtime = "Ruby",
+	.unknown = "[unknown ruby]",
+	.changed = "their iseq was freed and its memory reused",
+};
+
+static struct frame_names *names_new(void)
+{
+	return frame_names__new(&words);
+}
+
+static int frame_name(struct frame_names *n, const struct proc_key *p, const void *b,
+		      uint64_t bias, uint64_t v, uint64_t data, struct runtime_frame *out)
+{
+	struct ruby_read r = { p, b, v };
+	const struct frame_name *fn = frame_names__get(n, p, v, data, b ? read_name : NULL, &r);
+
+	if (!fn)
+		return -ENOENT;
+	*out = (struct runtime_frame){ fn->name, fn->func, fn->file, fn->line };
+	return 0;
+}
+
+const struct runtime_ops ruby_runtime = {
+	.name = "ruby",
+	.id = RUNTIME_RUBY,
+	.probe = probe,
+	.binary_free = binary_free,
+	.bpf_proc = bpf_proc,
+	.unknown = "[unknown ruby]",
+	.frame_kind = FRAME_RUBY,
+	.names_new = names_new,
+	.frame_name = frame_name,
+};

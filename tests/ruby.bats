@@ -1,0 +1,165 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Ruby programs (tests/ruby/cheese.rb) under Debian 12's ruby 3.1: their
+# methods and blocks in place of each run of the VM (rb_vm_exec), with no
+# gem and no flag, in profile, offcputime and profile --wall, in every
+# output; a deep recursion; threads, each by its own execution context; a
+# script gone before the report.
+
+load helpers
+
+CHEESE=$ROOT/tests/ruby/cheese.rb
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	# A method's line is its def's, a block's the line it opens on.
+	L_brie=$(grep -n '^def brie' "$CHEESE" | cut -d: -f1)
+	L_camembert=$(grep -n '^def camembert' "$CHEESE" | cut -d: -f1)
+	L_reblochon=$(grep -n '^  def reblochon' "$CHEESE" | cut -d: -f1)
+	L_block=$(grep -n 'n.times { |i|' "$CHEESE" | cut -d: -f1)
+	L_down=$(grep -n '^  def down' "$CHEESE" | cut -d: -f1)
+	L_comte=$(grep -n '^def comte' "$CHEESE" | cut -d: -f1)
+	L_beaufort=$(grep -n '^def beaufort' "$CHEESE" | cut -d: -f1)
+}
+
+teardown() {
+	stop_bg ${TPID:-} ${WPID:-}
+	assert_nothing_loaded profile offcputime
+}
+
+# start_ruby MODE: cheese.rb MODE under Debian's ruby; sets WPID.
+start_ruby() {
+	: > "$T/work"
+	ruby "$CHEESE" "$1" > "$T/work" 2>&1 &
+	WPID=$!
+	wait_for_line "$T/work" '^pid [0-9]+$' 30
+}
+
+# The busy chain's frames, as the reports name them.
+chain() {
+	echo "brie (cheese.rb:$L_brie);camembert (cheese.rb:$L_camembert);reblochon (cheese.rb:$L_reblochon)"
+}
+
+# share FOLDED CHAIN MIN [FILTER]: of the folded lines matching FILTER (a
+# regex; default all), the share of the count whose stack holds CHAIN;
+# fails under MIN percent or with less than 100 in all.
+share() {
+	awk -v c="$2" -v min="$3" -v f="${4:-}" '$0 ~ f { all += $NF; if (index($0, c)) whole += $NF }
+		END { printf "%d of %d the chain\n", whole, all; exit !(all >= 100 && whole * 100 >= all * min) }' "$1"
+}
+
+@test "ruby: profile names the busy chain's methods and blocks in place of the VM's runs, whole to the process's root" {
+	require_bpf
+	start_ruby chain
+	tool_start "$T/json" "$T/err" "$BIN/profile" -v -p "$WPID" -F 199 --json
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 2000 ))
+	tool_stop || fail "$(cat "$T/err")"
+	grep -q 'Ruby 3.1.2: Ruby methods in place of its VM loop' "$T/err" || fail "$(grep -i ruby "$T/err")"
+	chain_share "$T/json" "$WPID" samples "$(chain)" 90
+	# The block Integer#times (C) yields to, with times' own native frames between.
+	chain_share "$T/json" "$WPID" samples "reblochon (cheese.rb:$L_reblochon);" 90
+	run jq -r 'select(.frames | index("block in reblochon (cheese.rb:'"$L_block"')")) | .frames | join(";")' "$T/json"
+	assert_output --regexp '(^|\n)_start;__libc_start_main;.*;ruby_run_node;([^\n]*;)?<main> \(cheese\.rb\);[^\n]*;block in <main> \(cheese\.rb:[0-9]+\);brie \(cheese\.rb:'"$L_brie"'\);camembert[^\n]*;reblochon \(cheese\.rb:'"$L_reblochon"'\);[^\n]*;block in reblochon'
+	refute_output --partial '[unknown'
+	refute_output --partial '[truncated'
+	# No run of the VM left native where its frames were read.
+	run jq -r --argjson p "$WPID" 'select(.pid == $p) | [.samples, (.frames | join(";"))] | @tsv' "$T/json"
+	awk -F'\t' '{ all += $1; if ($2 ~ /;rb_vm_exec;/) bad += $1 }
+		END { printf "%d of %d with a native rb_vm_exec\n", bad, all; exit !(all >= 100 && bad * 100 <= all * 3) }' <<< "$output"
+	run jq -r '[.frames, .kinds] | transpose[] | select(.[0] | test("^(brie|camembert|reblochon|block in) ")) | .[1]' "$T/json"
+	[ -n "$output" ] && ! grep -qv '^ruby$' <<< "$output" || fail "kinds: $(sort -u <<< "$output")"
+}
+
+@test "ruby: left native with BPFSCOPE_DISABLE=ruby, named in SVG and pprof otherwise" {
+	require_bpf
+	start_ruby chain
+	BPFSCOPE_DISABLE=ruby tool_start "$T/off" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 1000 ))
+	tool_stop || fail "$(cat "$T/err")"
+	run grep -c 'cheese\.rb' "$T/off"
+	assert_output 0
+	share "$T/off" ";rb_vm_exec;" 90
+	tool_start "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f --svg "$T/p.svg" \
+		--pprof "$T/p.pb.gz"
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 1000 ))
+	tool_stop || fail "$(cat "$T/err")"
+	share "$T/folded" "$(chain)" 90
+	grep -q "reblochon (cheese.rb:$L_reblochon)" "$T/p.svg"
+	run go tool pprof -traces "$T/p.pb.gz"
+	assert_success
+	assert_output --partial "block in reblochon"
+}
+
+@test "ruby: offcputime puts the sleeping script's time under comte and beaufort" {
+	require_bpf
+	start_ruby sleep
+	tool_start "$T/folded" "$T/err" "$BIN/offcputime" -p "$WPID" -f
+	wait_switches "$WPID" 50
+	tool_stop || fail "$(cat "$T/err")"
+	awk -v c="comte (cheese.rb:$L_comte);beaufort (cheese.rb:$L_beaufort);" \
+		'/^ruby;/ { all += $NF; if (index($0, c)) whole += $NF }
+		END { printf "%d of %d us under the chain\n", whole, all; exit !(all >= 500000 && whole * 100 >= all * 90) }' \
+		"$T/folded"
+}
+
+@test "ruby: profile --wall has the sleeping script [sleeping] under comte and beaufort" {
+	require_bpf
+	start_ruby sleep
+	: > "$T/err"
+	"$BIN/profile" --wall -p "$WPID" -F 99 -f > "$T/folded" 2> "$T/err" &
+	TPID=$!
+	wait_for_any 'Wall-clock time of PID' 120 "$T/folded" "$T/err"
+	wait_switches "$WPID" 50
+	tool_stop || fail "$(cat "$T/err")"
+	# The main thread's: Ruby's timer thread sleeps beside it.
+	awk -v c="comte (cheese.rb:$L_comte);beaufort (cheese.rb:$L_beaufort);" \
+		'/^ruby;\[sleeping\];/ && /cheese\.rb/ { all += $NF; if (index($0, c)) whole += $NF }
+		END { printf "%d of %d us asleep under the chain\n", whole, all; exit !(all >= 500000 && whole * 100 >= all * 90) }' \
+		"$T/folded"
+}
+
+@test "ruby: a recursion 40 calls deep keeps each of its frames" {
+	require_bpf
+	start_ruby deep
+	tool_start "$T/folded" "$T/err" "$BIN/profile" -p "$WPID" -F 199 -f
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 2000 ))
+	tool_stop || fail "$(cat "$T/err")"
+	awk -v d="down (cheese.rb:$L_down)" -v r="reblochon (cheese.rb:$L_reblochon)" '
+		{ all += $NF; n = gsub("down \\(cheese\\.rb:[0-9]+\\)", "&")
+		  if (n == 40 && index($0, d ";" r)) whole += $NF }
+		END { printf "%d of %d 40 deep\n", whole, all; exit !(all >= 100 && whole * 100 >= all * 90) }' "$T/folded"
+}
+
+@test "ruby: four threads, each walked by its own execution context" {
+	require_bpf
+	start_ruby threads
+	for ((i = 0; i < 300; i++)); do
+		[ "$(grep -c '^tid ' "$T/work")" = 4 ] && break
+		sleep 0.1
+	done
+	tool_start "$T/json" "$T/err" "$BIN/profile" -p "$WPID" -F 199 --json
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 4000 ))
+	tool_stop || fail "$(cat "$T/err")"
+	# One thread runs at a time (the GVL): the others wait, off the CPU.
+	jq -r --argjson p "$WPID" 'select(.pid != $p) | [.pid, .samples, (.frames | join(";"))] | @tsv' "$T/json" |
+		awk -F'\t' -v c="$(chain)" '{ all += $2; if (index($3, "cheese.rb")) seen[$1] = 1
+		  if (index($3, c) && index($3, ";block (2 levels) in <main> (cheese.rb:")) { whole += $2; ok[$1] = 1 } }
+		END { printf "%d threads, %d with the chain, %d of %d samples the chain\n", length(seen), length(ok), whole, all
+		      exit !(length(ok) == 4 && all >= 200 && whole * 100 >= all * 90) }'
+}
+
+@test "ruby: system-wide, a short script gone before the report keeps its names" {
+	require_bpf
+	tool_start "$T/folded" "$T/err" "$BIN/profile" -v -F 199 -f
+	settled "$T/err"
+	run ruby "$CHEESE" short
+	assert_success
+	pid=$(sed -n 's/^done //p' <<< "$output")
+	[ -n "$pid" ] || fail "$output"
+	tool_stop || fail "$(cat "$T/err")"
+	[ ! -d "/proc/$pid" ] || fail "pid $pid lives on"
+	run grep -c '^ruby;.*\[unknown_ruby\]' "$T/folded"
+	assert_output 0
+	awk -v c="$(chain)" '/^ruby;/ && index($0, "(cheese.rb:") { all += $NF; if (index($0, c)) whole += $NF }
+		END { printf "%d of %d the chain\n", whole, all; exit !(all >= 50 && whole * 100 >= all * 90) }' "$T/folded"
+}
