@@ -210,14 +210,12 @@ static void on_call(const cs_insn *insn, void *ctx)
 	if (strncmp(imm, "0x", 2))
 		return;
 	target = strtoull(imm, &end, 16);
-	if (*end)
-		return;
-	addrs_push(&j->out, target);
-	addrs_push(&j->out, insn->address + insn->size);
+	if (!*end)
+		addrs_push(&j->out, target);
 }
 
 ssize_t disasm__calls(int fd, unsigned int machine, uint64_t off, uint64_t size, uint64_t addr,
-		      uint64_t (**calls)[2])
+		      uint64_t **targets)
 {
 	struct jumps j = { .machine = machine, .addr = addr, .size = size };
 	int err = each_insn(fd, machine, off, size, addr, on_call, &j);
@@ -227,8 +225,8 @@ ssize_t disasm__calls(int fd, unsigned int machine, uint64_t off, uint64_t size,
 		free(j.out.v);
 		return err;
 	}
-	*calls = (uint64_t (*)[2])j.out.v;
-	return j.out.n / 2;
+	*targets = j.out.v;
+	return j.out.n;
 }
 
 /* The addresses code computes, and arm64's pages by register (adrp) on the way. */

@@ -38,12 +38,9 @@ int disasm__read(int fd, uint64_t off, uint64_t size, uint8_t **out);
 ssize_t disasm__jumps_out(int fd, unsigned int machine, uint64_t off, uint64_t size,
 			  uint64_t addr, uint64_t **targets);
 
-/*
- * Its direct calls, wherever they lead: into a new array, a pair for each,
- * its target and its return address. Their number, or negative errno.
- */
+/* The same for the targets of its direct calls, wherever they lead. */
 ssize_t disasm__calls(int fd, unsigned int machine, uint64_t off, uint64_t size, uint64_t addr,
-		      uint64_t (**calls)[2]);
+		      uint64_t **targets);
 
 /*
  * The addresses the code at file offset @off, @size bytes, placed at

@@ -11,6 +11,8 @@
 struct ruby_scratch {
 	__u8 cfp[RUBY_CFP_READ];	/* the control frame read last */
 	__u8 loc[RUBY_LOC_READ];	/* ... its iseq's location */
+	__u64 env[RUBY_ENV_READ / 8];	/* ... an environment of it: ep[-2], ep[-1], ep[0] */
+	__u8 me[RUBY_ME_READ];		/* ... its method entry */
 	struct ruby_proc proc;
 	struct proc_key key;
 	struct stack_trace out;		/* the stack, Ruby frames in */
@@ -19,6 +21,9 @@ struct ruby_scratch {
 	__u64 native;			/* the rb_vm_exec frame being replaced */
 	__u32 in, nin, nout;
 	__u8 active;			/* the walk's thread runs Ruby */
+	__u8 pending;			/* the innermost run's first frame is pushed, not run yet */
+	__u8 over;			/* ... or its frames are popped: a C function's is innermost */
+	__u8 skip;			/* the next rb_vm_exec frame is that run's: left as it is */
 	__u8 replacing;			/* an rb_vm_exec frame, a control frame a step */
 	__u8 pushed;			/* ... which one did take the place of */
 	__u8 cut;			/* the merged stack had no room for all */
@@ -64,7 +69,34 @@ static __always_inline void ruby_replaced(struct ruby_scratch *s)
 		ruby_emit(s, s->native);
 }
 
-/* A Ruby frame: iseq @iseq's body, checked by its location. */
+/*
+ * The class or module defining the method whose frame's environment is in
+ * s->env: its method entry is in its method's own environment, out
+ * through a block's. 0 where none is found (the top level's, a class
+ * body's).
+ */
+static __always_inline __u64 ruby_owner(struct ruby_scratch *s)
+{
+	__u64 ep, me;
+
+	for (int i = 0; i < RUBY_ENV_HOPS; i++) {
+		if (s->env[2] & RUBY_ENV_FLAG_LOCAL)
+			break;
+		ep = s->env[1] & ~3ULL;
+		if (!ep || bpf_probe_read_user(s->env, sizeof(s->env), (const void *)(ep - 16)))
+			return 0;
+	}
+	if (!(s->env[2] & RUBY_ENV_FLAG_LOCAL))
+		return 0;
+	me = s->env[0];
+	if (!me || (me & 7) || bpf_probe_read_user(s->me, sizeof(s->me), (const void *)me))
+		return 0;
+	if ((s->me[0] & 0x1f) != RUBY_T_IMEMO || ((s->me[1] >> 4) & 0xf) != RUBY_IMEMO_MENT)
+		return 0;
+	return runtime_field64(s->me, RUBY_ME_READ, RUBY_ME_OWNER);
+}
+
+/* A Ruby frame: iseq @iseq's body, checked by its location; its environment in s->env. */
 static __always_inline void ruby_emit_iseq(struct ruby_scratch *s, __u64 iseq)
 {
 	const struct ruby_layout *l = &s->proc.l;
@@ -76,7 +108,7 @@ static __always_inline void ruby_emit_iseq(struct ruby_scratch *s, __u64 iseq)
 		v = RUBY_FRAME(body, ruby_frame_check(runtime_field64(s->loc, RUBY_LOC_READ, 0),
 						      runtime_field64(s->loc, RUBY_LOC_READ, 16),
 						      runtime_field64(s->loc, RUBY_LOC_READ, 24)));
-		runtime_announce(&s->key, v, 0);
+		runtime_announce(&s->key, v, ruby_owner(s));
 	}
 	ruby_emit(s, v);
 	s->pushed = 1;
@@ -91,7 +123,7 @@ static __always_inline void ruby_emit_iseq(struct ruby_scratch *s, __u64 iseq)
 static __always_inline void ruby_replace_step(struct ruby_scratch *s)
 {
 	const struct ruby_layout *l = &s->proc.l;
-	__u64 at = s->cfp_addr, pc, ep, flags = 0;
+	__u64 at = s->cfp_addr, pc, ep, flags;
 
 	if (at >= s->cfp_end)
 		return ruby_replaced(s);
@@ -102,10 +134,11 @@ static __always_inline void ruby_replace_step(struct ruby_scratch *s)
 	}
 	pc = runtime_field64(s->cfp, RUBY_CFP_READ, l->cfp_pc);
 	ep = runtime_field64(s->cfp, RUBY_CFP_READ, l->cfp_ep);
-	if (!ep || bpf_probe_read_user(&flags, sizeof(flags), (const void *)ep)) {
+	if (ep < 16 || bpf_probe_read_user(s->env, sizeof(s->env), (const void *)(ep - 16))) {
 		s->cfp_addr = s->cfp_end;
 		return ruby_replaced(s);
 	}
+	flags = s->env[2];
 	if (pc && !(flags & RUBY_FRAME_FLAG_CFRAME))
 		ruby_emit_iseq(s, runtime_field64(s->cfp, RUBY_CFP_READ, l->cfp_iseq));
 	if (flags & RUBY_FRAME_FLAG_FINISH)
@@ -140,18 +173,32 @@ __noinline int ruby_merge_one(void)
 	j = s->in;
 	if (j >= s->nin || j >= STACK_MAX_DEPTH)
 		return 1;
-	s->in = j + 1;
 	v = in->ips[j];
+	/*
+	 * A run about to start (its first frame pushed, the thread on its way
+	 * into rb_vm_exec): its frames innermost, before any native one.
+	 */
+	if (j == 0 && s->pending && !ruby_in(s->proc.core, v) && !ruby_in(s->proc.loop, v)) {
+		s->pending = 0;
+		s->replacing = 1;
+		s->pushed = 1;
+		return 0;
+	}
+	s->in = j + 1;
+	/*
+	 * The thread in the VM while a C function's frame is the innermost:
+	 * the run it is in has popped its frames, on its way out (the C
+	 * function called it): that rb_vm_exec frame stays as it is.
+	 */
+	if (j == 0 && s->over && (ruby_in(s->proc.core, v) || ruby_in(s->proc.loop, v))) {
+		s->over = 0;
+		s->skip = 1;
+	}
 	/* vm_exec_core's frame goes with the rb_vm_exec frame that called it. */
 	if (ruby_in(s->proc.core, v))
 		return 0;
-	/*
-	 * The thread in rb_vm_exec itself once vm_exec_core returned (or in
-	 * a part split from it, its exceptions' way): the frames of its run
-	 * are gone already, the next are its caller's.
-	 */
-	if (j == 0 && ruby_in(s->proc.loop, v) &&
-	    (v >= s->proc.after || v < s->proc.loop[0][0] || v >= s->proc.loop[0][1])) {
+	if (s->skip && ruby_in(s->proc.loop, v)) {
+		s->skip = 0;
 		ruby_emit(s, v);
 		return 0;
 	}
@@ -189,7 +236,7 @@ static __always_inline int ruby_merge(struct stack_trace *t, int n)
 			t->ips[STACK_MAX_DEPTH - 1] &= ~UNWIND_DEEPER;
 		s->in = s->nout = 0;
 		s->nin = n;
-		s->replacing = s->cut = 0;
+		s->replacing = s->cut = s->skip = 0;
 		/* Every native frame, and a control frame for each slot and as many passed. */
 		bpf_loop(3 * STACK_MAX_DEPTH, ruby_merge_step, NULL, 0);
 		if (s->replacing && !s->cut)
@@ -215,7 +262,7 @@ __noinline int ruby_start(const struct proc_key *k)
 {
 	struct ruby_scratch *s = ruby_state();
 	struct runtime_proc *p;
-	__u64 dtv = 0, block = 0, ec = 0, stack[3] = {}, end;
+	__u64 dtv = 0, block = 0, ec = 0, stack[3] = {}, end, iseq, body = 0, start = 0;
 
 	if (!s)
 		return 0;
@@ -244,6 +291,19 @@ __noinline int ruby_start(const struct proc_key *k)
 	s->cfp_addr = stack[2];
 	s->cfp_end = end;
 	s->active = 1;
+	/* Is the innermost frame a run's first, at its first instruction, or a C function's? */
+	s->pending = s->over = 0;
+	if (bpf_probe_read_user(s->cfp, sizeof(s->cfp), (const void *)stack[2]) ||
+	    bpf_probe_read_user(s->env, sizeof(s->env),
+				(const void *)(runtime_field64(s->cfp, RUBY_CFP_READ,
+							       s->proc.l.cfp_ep) - 16)))
+		return 0;
+	s->over = !!(s->env[2] & RUBY_FRAME_FLAG_CFRAME);
+	if ((s->env[2] & (RUBY_FRAME_FLAG_FINISH | RUBY_FRAME_FLAG_CFRAME)) == RUBY_FRAME_FLAG_FINISH &&
+	    (iseq = runtime_field64(s->cfp, RUBY_CFP_READ, s->proc.l.cfp_iseq)) &&
+	    !bpf_probe_read_user(&body, sizeof(body), (const void *)(iseq + s->proc.l.iseq_body)) &&
+	    !bpf_probe_read_user(&start, sizeof(start), (const void *)(body + RUBY_BODY_ENCODED)))
+		s->pending = start && runtime_field64(s->cfp, RUBY_CFP_READ, s->proc.l.cfp_pc) == start;
 	return 0;
 }
 

@@ -12,9 +12,26 @@
 #define RUBY_CFP_READ 40
 #define RUBY_LOC_READ 32
 
-/* A control frame's environment flags (ep[0]): one of a C function's, the first of an rb_vm_exec's run. */
-#define RUBY_FRAME_FLAG_FINISH 0x20
-#define RUBY_FRAME_FLAG_CFRAME 0x80
+/*
+ * A control frame's environment, the same in every 3.x: ep[0] its flags,
+ * ep[-1] the environment it is within (a block's, tagged in its low
+ * bits), ep[-2] in a method's own (LOCAL) environment its method entry.
+ */
+#define RUBY_ENV_READ 24
+#define RUBY_ENV_FLAG_LOCAL 0x2
+#define RUBY_FRAME_FLAG_FINISH 0x20	/* the first frame of an rb_vm_exec's run */
+#define RUBY_FRAME_FLAG_CFRAME 0x80	/* a C function's */
+/* Environments a block's frame is followed out through to its method's, at most. */
+#define RUBY_ENV_HOPS 4
+
+/* A method entry (an imemo of type ment), and its owner, the class or module that defines it. */
+#define RUBY_T_IMEMO 0x1a
+#define RUBY_IMEMO_MENT 6
+#define RUBY_ME_READ 40
+#define RUBY_ME_OWNER 32
+
+/* rb_iseq_constant_body: its bytecode, in every 3.x. */
+#define RUBY_BODY_ENCODED 8
 
 /*
  * Where a Ruby version keeps what the walk reads: offsets in bytes, from
@@ -38,7 +55,6 @@ struct ruby_proc {
 	__u32 ec;		/* ruby_current_ec's in libruby's TLS block */
 	__u64 loop[RUBY_LOOP_RANGES][2];	/* rb_vm_exec, [start, end) as file frames (unwind.h) */
 	__u64 core[RUBY_LOOP_RANGES][2];	/* ... vm_exec_core, which it calls */
-	__u64 after;		/* rb_vm_exec once vm_exec_core returned, from here to its end */
 	struct ruby_layout l;
 };
 
@@ -46,7 +62,8 @@ struct ruby_proc {
  * A Ruby frame in a stack: its iseq's constant body (8-aligned, 48 bits)
  * and a 13-bit check of its location (file, label, first line), which
  * lets user space tell it from another body allocated where a freed one
- * was. 0 for a frame that could not be read.
+ * was. 0 for a frame that could not be read. Announced to user space with
+ * its method's owner as data, which names its class.
  */
 #define RUBY_FRAME_CHECK_BITS 13
 #define RUBY_FRAME(body, check)	RUNTIME_FRAME(RUNTIME_RUBY,					\

@@ -22,9 +22,10 @@
 static const struct ruby_version {
 	unsigned int major, minor;
 	struct ruby_layout l;
+	uint64_t attached_id;		/* the id of a singleton class's __attached__ */
 } versions[] = {
 	{ 3, 1, { .cfp_size = 64, .cfp_pc = 0, .cfp_iseq = 16, .cfp_ep = 32, .iseq_body = 16,
-		  .body_location = 64 } },
+		  .body_location = 64 }, 3089 },
 };
 
 /* What only the names read: a VALUE's flags, 3.1's strings and arrays. */
@@ -40,6 +41,17 @@ static const struct ruby_version {
 #define RB_STR_PTR 24
 #define RB_ARY_LEN 16			/* ... an array's */
 #define RB_ARY_PTR 32
+#define RB_T_CLASS 0x02
+#define RB_T_MODULE 0x03
+#define RB_SINGLETON 0x1000		/* FL_USER0: a singleton class */
+#define RB_CLASS_EXT 24			/* RClass: its rb_classext_t, whose instance variables... */
+#define RB_EXT_IV_TBL 8			/* ... are an st_table */
+#define ST_ENTRIES_START 32		/* st_table: its entries in use, from... */
+#define ST_ENTRIES_BOUND 40		/* ... to */
+#define ST_ENTRIES 48
+#define ST_ENTRY_SIZE 24		/* st_table_entry: hash, key, record */
+/* A class's instance variables looked through at most. */
+#define RUBY_IVARS_MAX 64
 
 /* A C function's code this big at least is the VM's instruction loop (vm_exec_core). */
 #define RUBY_CORE_MIN 4096
@@ -50,7 +62,7 @@ struct ruby_binary {
 	uint64_t ec;			/* ruby_current_ec in the library's TLS block */
 	uint64_t modid_slot;		/* the GOT word of the library's TLS module id */
 	uint64_t loop[RUBY_LOOP_RANGES][2], core[RUBY_LOOP_RANGES][2];
-	uint64_t after;			/* rb_vm_exec's code once vm_exec_core returned, from here */
+	uint64_t integer;		/* rb_cInteger, whose path names the id classes keep theirs by */
 	int nloop, ncore;
 };
 
@@ -75,45 +87,42 @@ static void say_once(const char *path, const char *version, const char *why)
 /*
  * The VM's instruction loop, vm_exec_core, a static function without a
  * symbol: of the functions rb_vm_exec (@loop, file offsets @off) calls,
- * the one whose code (by its CFI) is largest; and where rb_vm_exec goes
- * on once it returns (*@after: its first call's return address). 0, or
- * -ENOENT.
+ * the one whose code (by its CFI) is largest. 0, or -ENOENT.
  */
-static int find_core(Elf *elf, int fd, const GElf_Sym *loop, uint64_t off, GElf_Sym *core,
-		     uint64_t *after)
+static int find_core(Elf *elf, int fd, const GElf_Sym *loop, uint64_t off, GElf_Sym *core)
 {
-	uint64_t (*calls)[2], start, end, best = 0;
+	uint64_t *targets, start, end, best = 0;
 	GElf_Ehdr eh;
 	ssize_t n;
 
 	if (!gelf_getehdr(elf, &eh))
 		return -ENOENT;
-	n = disasm__calls(fd, eh.e_machine, off, loop->st_size, loop->st_value, &calls);
+	n = disasm__calls(fd, eh.e_machine, off, loop->st_size, loop->st_value, &targets);
 	if (n <= 0)
 		return -ENOENT;
 	for (ssize_t i = 0; i < n; i++) {
-		if (cfi__function(elf, calls[i][0], &start, &end) || start != calls[i][0] ||
-		    end - start < RUBY_CORE_MIN || end - start < best)
+		if (cfi__function(elf, targets[i], &start, &end) || start != targets[i] ||
+		    end - start < RUBY_CORE_MIN || end - start <= best)
 			continue;
-		if (end - start > best || calls[i][1] < *after)
-			*after = calls[i][1];
 		best = end - start;
 		*core = (GElf_Sym){ .st_value = start, .st_size = end - start };
 	}
-	free(calls);
+	free(targets);
 	return best ? 0 : -ENOENT;
 }
 
 static void *probe(int fd, Elf *elf, const char *path)
 {
-	static const char *const names[] = { "ruby_version", "ruby_current_ec", "rb_vm_exec" };
-	enum { VERSION, EC, LOOP, NSYMS };
+	static const char *const names[] = {
+		"ruby_version", "ruby_current_ec", "rb_vm_exec", "rb_cInteger",
+	};
+	enum { VERSION, EC, LOOP, INTEGER, NSYMS };
 	const struct ruby_version *v = NULL;
 	unsigned int major, minor, patch;
 	struct ruby_binary *rb;
 	GElf_Sym syms[NSYMS], core;
 	char version[16] = "";
-	uint64_t off, after = 0;
+	uint64_t off;
 	int n;
 
 	if (elffile__lookup(elf, names, NSYMS, syms) <= 0 || syms[VERSION].st_shndx == SHN_UNDEF ||
@@ -140,6 +149,7 @@ static void *probe(int fd, Elf *elf, const char *path)
 	snprintf(rb->version, sizeof(rb->version), "%s", version);
 	rb->v = v;
 	rb->ec = syms[EC].st_value;
+	rb->integer = syms[INTEGER].st_shndx != SHN_UNDEF ? syms[INTEGER].st_value : 0;
 	if (elffile__tls_module_slot(elf, "ruby_current_ec", &rb->modid_slot)) {
 		say_once(path, version, "whose library reaches its thread-local variables "
 			 "other than by module id (TLS descriptors)");
@@ -147,8 +157,7 @@ static void *probe(int fd, Elf *elf, const char *path)
 	}
 	n = loop__ranges(elf, fd, &syms[LOOP], rb->loop, RUBY_LOOP_RANGES);
 	if (n < 0 || elffile__offset(elf, syms[LOOP].st_value, &off) ||
-	    find_core(elf, fd, &syms[LOOP], off, &core, &after) ||
-	    elffile__offset(elf, after, &rb->after)) {
+	    find_core(elf, fd, &syms[LOOP], off, &core)) {
 		say_once(path, version, "whose VM loop's code could not be found");
 		goto fail;
 	}
@@ -194,7 +203,6 @@ static int bpf_proc(const void *b, pid_t pid, uint64_t bias, uint32_t id,
 		out->ruby.loop[i][0] = file | rb->loop[i][0];
 		out->ruby.loop[i][1] = file | rb->loop[i][1];
 	}
-	out->ruby.after = file | rb->after;
 	for (int i = 0; i < rb->ncore; i++) {
 		out->ruby.core[i][0] = file | rb->core[i][0];
 		out->ruby.core[i][1] = file | rb->core[i][1];
@@ -249,21 +257,98 @@ static int read_path(pid_t pid, uint64_t pathobj, char *out, size_t max)
 	return read_string(pid, first, out, max);
 }
 
-/* A Ruby frame to be named: its process, and the frame. */
+/* A Ruby frame to be named: its process, the frame and its method's owner (0: not known). */
 struct ruby_read {
 	const struct proc_key *p;
 	const struct ruby_binary *rb;
-	uint64_t v;
+	uint64_t bias, v, owner;
 };
+
+/* Class @cls's instance variable @id into *@out: 0, or -ENOENT. */
+static int class_ivar(pid_t pid, uint64_t cls, uint64_t id, uint64_t *out)
+{
+	uint64_t ext, tbl, t[3], e[3];
+
+	if (!cls || (cls & 7) || remote__read(pid, cls + RB_CLASS_EXT, &ext, sizeof(ext)) ||
+	    remote__read(pid, ext + RB_EXT_IV_TBL, &tbl, sizeof(tbl)) || !tbl ||
+	    remote__read(pid, tbl + ST_ENTRIES_START, t, sizeof(t)))
+		return -ENOENT;
+	for (uint64_t i = t[0]; i < t[1] && i - t[0] < RUBY_IVARS_MAX; i++) {
+		if (remote__read(pid, t[2] + i * ST_ENTRY_SIZE, e, sizeof(e)))
+			return -ENOENT;
+		if (e[1] == id) {
+			*out = e[2];
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/*
+ * The id a class keeps its path under (__classpath__, made as Ruby
+ * starts): the key of Integer's instance variable that is "Integer".
+ */
+static int classpath_id(const struct ruby_read *r, uint64_t *id)
+{
+	pid_t pid = r->p->tgid;
+	uint64_t cls, ext, tbl, t[3], e[3];
+	char s[16];
+
+	if (!r->rb->integer || remote__read(pid, r->rb->integer + r->bias, &cls, sizeof(cls)) ||
+	    !cls || remote__read(pid, cls + RB_CLASS_EXT, &ext, sizeof(ext)) ||
+	    remote__read(pid, ext + RB_EXT_IV_TBL, &tbl, sizeof(tbl)) || !tbl ||
+	    remote__read(pid, tbl + ST_ENTRIES_START, t, sizeof(t)))
+		return -ENOENT;
+	for (uint64_t i = t[0]; i < t[1] && i - t[0] < RUBY_IVARS_MAX; i++) {
+		if (remote__read(pid, t[2] + i * ST_ENTRY_SIZE, e, sizeof(e)))
+			return -ENOENT;
+		if (!read_string(pid, e[2], s, sizeof(s) - 1) && !strcmp(s, "Integer")) {
+			*id = e[1];
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/*
+ * The class or module @owner's name, as Ruby writes a method of it:
+ * "Cave#" (its instances'), "Cave." (a singleton class's: the class's
+ * own). -ENOENT for an anonymous one.
+ */
+static int owner_name(const struct ruby_read *r, char *out, size_t max)
+{
+	pid_t pid = r->p->tgid;
+	uint64_t flags, id, path, cls = r->owner;
+	const char *sep = "#";
+	size_t n;
+
+	if (classpath_id(r, &id) || remote__read(pid, cls, &flags, sizeof(flags)) ||
+	    ((flags & RB_TYPE_MASK) != RB_T_CLASS && (flags & RB_TYPE_MASK) != RB_T_MODULE))
+		return -ENOENT;
+	if (flags & RB_SINGLETON) {
+		if (class_ivar(pid, cls, r->rb->v->attached_id, &cls))
+			return -ENOENT;
+		sep = ".";
+	}
+	if (class_ivar(pid, cls, id, &path) || read_string(pid, path, out, max))
+		return -ENOENT;
+	n = strlen(out);
+	snprintf(out + n, max + 4 - n, "%s", sep);
+	return 0;
+}
 
 /*
  * Reads frame @v's iseq body in process @p: its label, file and first
- * line, if its location still is what the frame's check says.
+ * line, if its location still is what the frame's check says; its
+ * method's class where its owner is known, as Ruby 3.4 names it
+ * ("Cave#reblochon", "block in Cave#reblochon").
  */
 static int read_name(void *ctx, struct frame_name *out)
 {
 	const struct ruby_read *r = ctx;
-	char label[RUBY_NAME_MAX + 4], file[RUBY_FILE_MAX + 4];
+	char label[RUBY_NAME_MAX + 4], file[RUBY_FILE_MAX + 4], cls[RUBY_NAME_MAX + 8];
+	char full[2 * RUBY_NAME_MAX + 32];
+	const char *in;
 	uint64_t loc[4];
 	pid_t pid = r->p->tgid;
 
@@ -275,8 +360,17 @@ static int read_name(void *ctx, struct frame_name *out)
 		return -EFAULT;
 	if (read_path(pid, loc[0], file, RUBY_FILE_MAX))
 		snprintf(file, sizeof(file), "?");
+	snprintf(full, sizeof(full), "%s", label);
+	if (r->owner && label[0] != '<' && !owner_name(r, cls, RUBY_NAME_MAX)) {
+		in = strncmp(label, "block ", 6) ? NULL : strstr(label, " in ");
+		if (in)
+			snprintf(full, sizeof(full), "%.*s in %s%s", (int)(in - label), label, cls,
+				 in + 4);
+		else
+			snprintf(full, sizeof(full), "%s%s", cls, label);
+	}
 	/* 3.1's first line is a Fixnum. */
-	return frame_name__make(out, label, file, (loc[3] & 1) ? (uint32_t)(loc[3] >> 1) : 0);
+	return frame_name__make(out, full, file, (loc[3] & 1) ? (uint32_t)(loc[3] >> 1) : 0);
 }
 
 static const struct frame_names_words words = {
@@ -293,8 +387,15 @@ static struct frame_names *names_new(void)
 static int frame_name(struct frame_names *n, const struct proc_key *p, const void *b,
 		      uint64_t bias, uint64_t v, uint64_t data, struct runtime_frame *out)
 {
-	struct ruby_read r = { p, b, v };
-	const struct frame_name *fn = frame_names__get(n, p, v, data, b ? read_name : NULL, &r);
+	struct ruby_read r = { p, b, bias, v, data };
+	const struct frame_name *fn;
+
+	/*
+	 * Named by the frame alone: its owner comes with the walk's note of
+	 * it, the first time, not in the stack, for a method's iseq is one
+	 * class's.
+	 */
+	fn = frame_names__get(n, p, v, 0, b ? read_name : NULL, &r);
 
 	if (!fn)
 		return -ENOENT;

@@ -4,7 +4,7 @@
 #   chain   burns CPU in brie -> camembert -> Cave#reblochon, whose loop is
 #           a block (Integer#times, a C method, between)
 #   sleep   sleeps in comte -> beaufort (Kernel#sleep), 20 ms at a time
-#   deep    burns CPU under 40 calls of Cave#down
+#   deep    burns CPU under 40 calls of Cave#down, from Cave.cellar
 #   short   the chain for a fixed amount of work, then "done PID", and exits
 #   threads the chain in 4 threads, "tid N" for each
 class Cave
@@ -17,6 +17,10 @@ class Cave
   def down(depth)
     return down(depth - 1) if depth > 1
     reblochon(20000)
+  end
+
+  def self.cellar(depth)
+    new.down(depth)
   end
 end
 
@@ -45,7 +49,7 @@ when 'chain'
 when 'sleep'
   loop { comte }
 when 'deep'
-  loop { Cave.new.down(40) }
+  loop { Cave.cellar(40) }
 when 'short'
   3000.times { brie(20000) }
   puts "done #{Process.pid}"
