@@ -141,3 +141,17 @@ check workloads: $(OUTPUT)/tests/libdframe.so $(OUTPUT)/tests/libdframez.so $(OU
 endif
 
 check workloads: $(OUTPUT)/tests/nofp
+
+# A process that says it is Ruby, and its library (tests/ruby.bats's planted
+# case): the host's only.
+ifneq ($(STATIC),1)
+$(OUTPUT)/tests/libfakeruby.so: tests/fakeruby/libfakeruby.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) -O2 -fPIC -shared $< -o $@
+
+$(OUTPUT)/tests/fakeruby: tests/fakeruby/fakeruby.c $(OUTPUT)/tests/libfakeruby.so | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) $< -L$(OUTPUT)/tests -lfakeruby -Wl,-rpath,'$$ORIGIN' -o $@
+
+check workloads: $(OUTPUT)/tests/fakeruby
+endif

@@ -168,3 +168,32 @@ share() {
 	awk -v c="$(chain)" '/^ruby;/ && index($0, "(cheese.rb:") { all += $NF; if (index($0, c)) whole += $NF }
 		END { printf "%d of %d the chain\n", whole, all; exit !(all >= 50 && whole * 100 >= all * 90) }' "$T/folded"
 }
+
+@test "ruby: a process whose libruby holds garbage misleads the tool about itself only, boundedly" {
+	require_bpf
+	for mode in random unmapped cycle; do
+		echo "# $mode"
+		: > "$T/work"
+		"$WL/fakeruby" "$mode" > "$T/work" &
+		WPID=$!
+		wait_for_line "$T/work" '^pid ' 10
+		tool_start "$T/folded" "$T/err" "$BIN/profile" -v -p "$WPID" -F 199 -f
+		wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 1000 ))
+		tool_stop || fail "$(cat "$T/err")"
+		grep -q 'libfakeruby.so: Ruby 3.1.2: Ruby methods in place of its VM loop' "$T/err" ||
+			fail "not taken for Ruby: $(grep -i ruby "$T/err")"
+		# The native frames whole; in place of the VM, at most what could not be read.
+		awk '{ all += $NF; if (/;main;(rb_vm_exec|\[unknown_ruby\])(;\[unknown_ruby\])*;fakeruby_leaf( |;)/) whole += $NF }
+			END { printf "%d of %d whole\n", whole, all; exit !(all >= 100 && whole * 100 >= all * 90) }' "$T/folded" ||
+			fail "$(head -c 1500 "$T/folded")"
+		if [ "$mode" = cycle ]; then
+			# Its 56 frames of garbage, each one frame, none named.
+			grep -q '\[unknown_ruby\]' "$T/folded" || fail "$(head -c 1500 "$T/folded")"
+			grep -q 'Ruby frames are \[unknown ruby\]' "$T/err" || fail "not said"
+			awk -F';' '{ n = gsub(/\[unknown_ruby\]/, "&"); if (n > 56) bad = 1 } END { exit bad }' "$T/folded" ||
+				fail "more frames than the stack holds"
+		fi
+		stop_bg "$WPID"
+		WPID=
+	done
+}
