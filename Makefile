@@ -114,6 +114,8 @@ deps:
 	@tests/php/fetch $(OUTPUT)/cache/php/8.4 > /dev/null
 	@# Debian 13's Perl (5.40) tests/perl.bats runs chrooted.
 	@tests/perl/fetch $(OUTPUT)/cache/perl/5.40 > /dev/null
+	@# Debian 13's Ruby (3.3, its library stripped) tests/ruby.bats runs chrooted.
+	@tests/ruby/fetch $(OUTPUT)/cache/ruby/3.3 > /dev/null
 
 deps-check:
 	@scripts/deps.sh check $(DEPS_GROUPS)

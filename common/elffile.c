@@ -369,6 +369,8 @@ int elffile__tls_module_slot(Elf *elf, const char *name, uint64_t *slot)
 
 			if (!gelf_getrela(data, i, &r) || GELF_R_TYPE(r.r_info) != type)
 				continue;
+			if (!name && (GELF_R_SYM(r.r_info) || (*slot && r.r_offset != *slot)))
+				continue;
 			if (GELF_R_SYM(r.r_info) &&
 			    (!symscn || !gelf_getshdr(symscn, &symsh) ||
 			     !(syms = elf_getdata(symscn, NULL)) ||

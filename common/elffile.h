@@ -102,9 +102,10 @@ int elffile__read(Elf *elf, int fd, uint64_t vaddr, void *buf, size_t len);
 /*
  * Where the dynamic loader puts the file's own TLS module id: the GOT word
  * (its virtual address, into *@slot) of a DTPMOD relocation of the file's
- * thread-local variable @name, or of none (its local-dynamic accesses).
- * 0, or -ENOENT (none: the file reaches its variables otherwise, as by
- * TLS descriptors).
+ * thread-local variable @name, or of none (its local-dynamic accesses);
+ * @name NULL: of none only, and only the one at @slot (0: any). 0, or
+ * -ENOENT (none: the file reaches its variables otherwise, as by TLS
+ * descriptors).
  */
 int elffile__tls_module_slot(Elf *elf, const char *name, uint64_t *slot);
 

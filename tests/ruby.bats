@@ -1,12 +1,19 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# Ruby programs (tests/ruby/cheese.rb) under Debian 12's ruby 3.1: their
-# methods and blocks in place of each run of the VM (rb_vm_exec), with no
-# gem and no flag, in profile, offcputime and profile --wall, in every
-# output; a deep recursion; threads, each by its own execution context; a
-# script gone before the report.
+# Ruby programs (tests/ruby/cheese.rb) under Debian 12's ruby 3.1 and,
+# chrooted in a PID namespace, Debian 13's 3.3 (tests/ruby/fetch, its
+# library stripped of what the walk starts from): their methods and blocks
+# in place of each run of the VM (rb_vm_exec), with no gem and no flag, in
+# profile, offcputime and profile --wall, in every output; a deep
+# recursion; threads, each by its own execution context; a script gone
+# before the report. A library that says it is Ruby and holds garbage
+# (tests/fakeruby) misleads the tool about itself only, and boundedly.
 
 load helpers
+
+setup_file() {
+	"$ROOT/tests/ruby/fetch" "$BUILD/cache/ruby/3.3" > /dev/null
+}
 
 CHEESE=$ROOT/tests/ruby/cheese.rb
 
@@ -24,7 +31,7 @@ setup() {
 }
 
 teardown() {
-	stop_bg ${TPID:-} ${WPID:-}
+	stop_bg ${TPID:-} ${WPID:-} ${NSPID:-}
 	assert_nothing_loaded profile offcputime
 }
 
@@ -167,6 +174,30 @@ share() {
 	assert_output 0
 	awk -v c="$(chain)" '/^ruby;/ && index($0, "(cheese.rb:") { all += $NF; if (index($0, c)) whole += $NF }
 		END { printf "%d of %d the chain\n", whole, all; exit !(all >= 50 && whole * 100 >= all * 90) }' "$T/folded"
+}
+
+@test "ruby: Debian 13's ruby 3.3, its library stripped, chrooted in a PID namespace, named as 3.1 is" {
+	require_bpf
+	root=$BUILD/cache/ruby/3.3
+	cp "$CHEESE" "$root/tmp/"
+	: > "$T/work"
+	LC_ALL=C unshare -m -p -f --kill-child --mount-proc="$root/proc" \
+		chroot "$root" /usr/bin/ruby3.3 --disable-gems /tmp/cheese.rb deep > "$T/work" 2>&1 &
+	NSPID=$!
+	wait_for_line "$T/work" '^pid [0-9]+$' 30
+	WPID=$(pgrep -P "$NSPID" | head -n 1)
+	[ -n "$WPID" ] || fail "no ruby under unshare"
+	tool_start "$T/folded" "$T/err" "$BIN/profile" -v -p "$WPID" -F 199 -f
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 2000 ))
+	tool_stop || fail "$(cat "$T/err")"
+	grep -q 'libruby-3.3.so.3.3.[0-9]*: Ruby 3.3.[0-9]*: Ruby methods in place of its VM loop' "$T/err" ||
+		fail "$(grep -i ruby "$T/err")"
+	awk -v c="Cave.cellar (cheese.rb:$L_cellar);Cave#down (cheese.rb:$L_down);" \
+		-v d="Cave#down (cheese.rb:$L_down)" -v r="Cave#reblochon (cheese.rb:$L_reblochon)" '
+		{ all += $NF; n = gsub("Cave#down \\(cheese\\.rb:[0-9]+\\)", "&")
+		  if (n == 40 && index($0, c) && index($0, d ";" r)) whole += $NF }
+		END { printf "%d of %d 40 deep\n", whole, all; exit !(all >= 100 && whole * 100 >= all * 90) }' "$T/folded"
+	grep -q "block in Cave#reblochon (cheese.rb:$L_block)" "$T/folded" || fail "no block named"
 }
 
 @test "ruby: a process whose libruby holds garbage misleads the tool about itself only, boundedly" {
