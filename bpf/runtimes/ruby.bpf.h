@@ -272,6 +272,16 @@ __noinline int ruby_start(const struct proc_key *k)
 	p = runtime_proc_of(k, RUNTIME_RUBY);
 	if (!p)
 		return 0;
+	/* Read while the loader was still loading libruby: its maps read again, and it with them. */
+	if (!p->ruby.modid) {
+		__u64 now = bpf_ktime_get_ns();
+
+		if (now - p->ruby.asked_ns > RUBY_ASK_NS) {
+			p->ruby.asked_ns = now;
+			proc_announce(k, PROC_MAPS_CHANGED);
+		}
+		return 0;
+	}
 	s->proc = p->ruby;
 	s->key = *k;
 	if (bpf_probe_read_user(&dtv, sizeof(dtv),

@@ -30,6 +30,9 @@
 #define RUBY_ME_READ 40
 #define RUBY_ME_OWNER 32
 
+/* How often the walk asks for a process read before its loader gave libruby its module id. */
+#define RUBY_ASK_NS (100 * 1000 * 1000ULL)
+
 /* rb_iseq_constant_body: its bytecode, in every 3.x. */
 #define RUBY_BODY_ENCODED 8
 
@@ -50,7 +53,8 @@ struct ruby_layout {
 
 /* One process's Ruby (struct runtime_proc's): what the walk starts from. */
 struct ruby_proc {
-	__u64 modid;		/* libruby's TLS module id, as the loader gave it */
+	__u64 modid;		/* libruby's TLS module id, as the loader gave it; 0: not yet */
+	__u64 asked_ns;		/* when the walk last asked for it to be read again */
 	__u32 dtv;		/* the DTV's place in the thread's control block */
 	__u32 ec;		/* ruby_current_ec's in libruby's TLS block */
 	__u64 loop[RUBY_LOOP_RANGES][2];	/* rb_vm_exec, [start, end) as file frames (unwind.h) */

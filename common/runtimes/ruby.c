@@ -274,12 +274,12 @@ static int bpf_proc(const void *b, pid_t pid, uint64_t bias, uint32_t id,
 	__u64 file = UNWIND_FILE_FRAME | (__u64)id << UNWIND_FILE_OFF_BITS;
 	uint64_t modid = 0;
 
-	/* The loader writes it once it has loaded the library: not yet, asked again. */
+	/* The loader writes it as it loads the library: not yet, the walk asks again. */
 	if (remote__read(pid, rb->modid_slot + bias, &modid, sizeof(modid)) || !modid)
 		return -EAGAIN;
 	out->ruby.modid = modid;
 	out->ruby.ec = rb->ec;
-	/* The thread control block's DTV: glibc's x86-64 puts it after its self pointer. */
+	/* The DTV in the thread's control block: after a pointer to itself on x86-64, first on arm64. */
 #if defined(__x86_64__)
 	out->ruby.dtv = 8;
 #else
