@@ -72,6 +72,7 @@ struct proc {
 	bool gone;		/* not read: exited, or its pid names another now */
 	uid_t uid;
 	bool placed;		/* nspid and root found (proc__place()) */
+	bool jit_placed;	/* ... while it lived, for its perf map (place_for_jit()) */
 	pid_t nspid;		/* its pid where it lives, for perf-NSPID.map */
 	struct root *root;
 	struct vma *vmas;	/* sorted by start, as the maps file lists them */

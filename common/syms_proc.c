@@ -255,8 +255,13 @@ static void proc__place(struct syms *s, struct proc *p)
  */
 static void place_for_jit(struct syms *s, struct proc *p)
 {
-	if (p->unfiled_code && !p->gone && !p->prefetched)
-		proc__place(s, p);
+	if (!p->unfiled_code || p->gone || p->prefetched || p->jit_placed)
+		return;
+	p->jit_placed = true;
+	proc__place(s, p);
+	if (p->root)
+		pr_debug("pid %d runs code from no file: its perf map is /tmp/perf-%d.map where "
+			 "it lives", p->key.tgid, p->nspid);
 }
 
 /* The binary @p maps at @e; NULL if it cannot be opened. */

@@ -172,14 +172,17 @@ no_raw_controls() {
 	# when it opens a binary not read before, or runs code from no file:
 	# the second run, its binary known, only by the latter. Its report
 	# comes after it exited, the map still there. Each runs until it has
-	# had 300 ms of CPU since the tool started, however busy the machine.
-	tool_start "$T/folded" "$T/err" timeout 300 "$BIN/profile" -F 99 -f
+	# had 300 ms of CPU since the tool started, however busy the machine;
+	# the second, until the tool has found where its map is (a busy
+	# machine's tool once read it only after it had gone).
+	tool_start "$T/folded" "$T/err" timeout 300 "$BIN/profile" -v -F 99 -f
 	start "$WL/hostile" jit 0
 	wait_cpu "$WPID" 300
 	stop_bg "$WPID"
 	start "$WL/hostile" jit 0
 	printf '%s %s gone_jit_loop\n' "$JIT" "$JSIZE" > "/tmp/perf-$WPID.map"
 	wait_cpu "$WPID" 300
+	wait_for_line "$T/err" "pid $WPID runs code from no file" 60
 	stop_bg "$WPID"
 	tool_stop || fail "$(tail -n 5 "$T/err")"
 	grep -E '^hostile;.*;gone_jit_loop [0-9]+$' "$T/folded" || fail "$(grep '^hostile;' "$T/folded")"
