@@ -309,9 +309,13 @@ tens() {
 	# server, or RT throttling: 50 ms a second), which the spinner's own
 	# clock sees as its other waits. So the median of its waits is in the
 	# (8.192, 16.384] ms bucket, and the exporter's count there is the
-	# spinner's own, but for waits within the microseconds of a switch of
-	# either bound (the spinner's reading takes the switch in, the tool's
-	# does not) and those the tool said it dropped (docs/known-issues.md).
+	# spinner's own: each gap in its clock with a preemption in it, as long
+	# as the scheduler says it waited in the gap (its schedstat; the gap
+	# itself, longer by an interrupt or the hypervisor before the switch,
+	# once put one wait of the bucket above it). But for waits within
+	# microseconds of either bound (the two clocks' readings), those the
+	# tool said it dropped (docs/known-issues.md), and waits the spinner saw
+	# as one: switched in and out again before it got back to its clock.
 	: > "$T/w"
 	"$WL/runq_contend" -g -F -M -n 266 > "$T/w" &
 	WPID=$!
@@ -323,7 +327,7 @@ tens() {
 	wait "$WPID" || fail "the workload failed: $(cat "$T/w")"
 	WPID=
 	cat "$T/w"
-	read -r _ spinner _ own _ near8 _ near16 < <(grep '^spinner ' "$T/w")
+	read -r _ spinner _ own _ near8 _ near16 _ merged < <(grep '^spinner ' "$T/w")
 	rounds=$(awk '/^hog/ { print $4 }' "$T/w")
 	# Its last thread ran after the spinner's end: once the exporter shows
 	# it, it has collected all the spinner's waits.
@@ -334,13 +338,13 @@ tens() {
 	until_scraped "bpfscope_runqlat_wait_seconds_count{tid=\"$spinner\"}" "$all"
 	v=$(promql "histogram_quantile(0.5, bpfscope_runqlat_wait_seconds_bucket{tid=\"$spinner\"})")
 	untraced=$(exported 'bpfscope_runqlat_lost_total{reason="waits_dropped_switch_untraced"}')
-	echo "median $v; $ten of $all waits in 8-16 ms, $own by the spinner's clock ($near8 and $near16 near the bounds), $rounds rounds, $untraced dropped"
+	echo "median $v; $ten of $all waits in 8-16 ms, $own by the spinner's count ($near8 and $near16 near the bounds, $merged merged), $rounds rounds, $untraced dropped"
 	# The workload did what the test is about: most rounds were a wait of
 	# 8-16 ms (a round the kernel's share for normal tasks cut into is longer).
 	[ $((own * 2)) -gt "$rounds" ]
 	within "$v" 0.008192 0.016384
-	[ "$ten" -ge $((own - near8 - untraced)) ]
-	[ "$ten" -le $((own + near16)) ]
+	[ "$ten" -ge $((own - near8 - untraced - merged)) ]
+	[ "$ten" -le $((own + near16 + merged)) ]
 	check_exposition
 	stop_exporter
 }

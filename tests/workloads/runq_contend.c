@@ -17,11 +17,13 @@
  *       its share for normal tasks (the fair server, or RT throttling:
  *       sched_rt_runtime_us, 50 ms a second) take CPU 0 from them. The
  *       main thread runs on the other CPUs. Prints "hog TID rounds R" and "spinner TID ten N near8
- *       A near16 B": N of the spinner's own waits took 8.192-16.384 ms by
- *       its clock (runqlat's 8-16 ms bucket), A and B of them within
- *       NEAR_NS above either bound, where the tracer's reading (from the
- *       switch out to the switch in, a few microseconds inside the
- *       spinner's) may fall in the bucket below.
+ *       A near16 B merged M": N of the spinner's own waits took
+ *       8.192-16.384 ms by its clock (runqlat's 8-16 ms bucket), A and B
+ *       of them within NEAR_NS above either bound, where the tracer's
+ *       reading (from the switch out to the switch in, a few microseconds
+ *       inside the spinner's) may fall in the bucket below; M waits a
+ *       tracer counts on their own were one gap to the spinner's clock
+ *       (preempted again before it got back to reading it).
  * Prints "sleeper TID sleeps N blocked B preempted P" when done: B of the N
  * sleeps put the thread off its CPU, and P times a spinner took it from the
  * thread (each a wait in the run queue a tracer counts too). A sleep whose timer fires before the thread got to
@@ -33,9 +35,11 @@
  * A spinner's waits are the gaps in its own reading of the clock with a
  * preemption (its thread's involuntary context switches) in them: a gap
  * without one is an interrupt, or the hypervisor running another guest,
- * which no run queue saw.
+ * which no run queue saw. Each is as long as the scheduler says the thread
+ * waited in it (schedstat), where the kernel has that.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -56,10 +60,29 @@ static int sleep_ms = 10, nsleeps = 100;
 static pid_t sleeper_tid;
 static long sleeper_blocked, sleeper_preempted, sleeper_long;
 
+/*
+ * The time the scheduler says the calling thread waited runnable (its
+ * schedstat's second field, ns), or -1. A gap in a spinner's clock is longer
+ * than the wait in it by what else held the CPU before the switch (an
+ * interrupt, the hypervisor): this is the wait alone, as a tracer of
+ * switches reads it.
+ */
+static long long run_delay(int fd)
+{
+	char buf[96];
+	long long run, delay;
+	ssize_t n;
+
+	if (fd < 0 || (n = pread(fd, buf, sizeof(buf) - 1, 0)) <= 0)
+		return -1;
+	buf[n] = 0;
+	return sscanf(buf, "%lld %lld", &run, &delay) == 2 ? delay : -1;
+}
+
 /* A thread's own count of its waits, by its clock. */
 struct waits {
 	pid_t tid;
-	long ten, near8, near16, lng;
+	long ten, near8, near16, lng, merged;
 };
 
 static long long now_ns(void)
@@ -93,10 +116,12 @@ static void count_wait(struct waits *w, long long ns)
 static void *spin(void *arg)
 {
 	struct waits *w = arg;
-	long long prev, t;
+	int fd = open("/proc/thread-self/schedstat", O_RDONLY);
+	long long prev, t, delay;
 	long seen;
 
 	seen = preemptions();
+	delay = run_delay(fd);
 	__atomic_store_n(&w->tid, syscall(SYS_gettid), __ATOMIC_RELEASE);
 	prev = now_ns();
 	while (!stop) {
@@ -105,12 +130,24 @@ static void *spin(void *arg)
 		if (t - prev >= 5000) {
 			long n = preemptions();
 
-			if (n != seen)
-				count_wait(w, t - prev);
+			if (n != seen) {
+				long long d = run_delay(fd);
+
+				count_wait(w, d >= 0 ? d - delay : t - prev);
+				delay = d;
+			}
+			/*
+			 * Preempted again before it read the clock (switched
+			 * in and out within a return to user space): two or
+			 * more waits to a tracer, one gap to this clock.
+			 */
+			if (n - seen > 1)
+				w->merged += n - seen - 1;
 			seen = n;
 		}
 		prev = t;
 	}
+	close(fd);
 	return NULL;
 }
 
@@ -203,7 +240,8 @@ static int fifo_rounds(void)
 	pthread_join(h, NULL);
 	pthread_join(s, NULL);
 	printf("hog %d rounds %d\n", hog_tid, rounds);
-	printf("spinner %d ten %ld near8 %ld near16 %ld\n", w.tid, w.ten, w.near8, w.near16);
+	printf("spinner %d ten %ld near8 %ld near16 %ld merged %ld\n", w.tid, w.ten, w.near8,
+	       w.near16, w.merged);
 	return 0;
 }
 
