@@ -18,7 +18,7 @@
  *       sched_rt_runtime_us, 50 ms a second) take CPU 0 from them. The
  *       main thread runs on the other CPUs. Prints "hog TID rounds R" and "spinner TID ten N near8
  *       A near16 B merged M": N of the spinner's own waits took
- *       8.192-16.384 ms by its clock (runqlat's 8-16 ms bucket), A and B
+ *       8.192-16.384 ms by its count (runqlat's 8-16 ms bucket), A and B
  *       of them within NEAR_NS above either bound, where the tracer's
  *       reading (from the switch out to the switch in, a few microseconds
  *       inside the spinner's) may fall in the bucket below; M waits a
@@ -79,7 +79,7 @@ static long long run_delay(int fd)
 	return sscanf(buf, "%lld %lld", &run, &delay) == 2 ? delay : -1;
 }
 
-/* A thread's own count of its waits, by its clock. */
+/* A thread's own count of its waits (see the spinners' below). */
 struct waits {
 	pid_t tid;
 	long ten, near8, near16, lng, merged;
