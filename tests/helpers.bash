@@ -215,6 +215,30 @@ remove_cgroup() {
 	CG=
 }
 
+# pause_background: a test that needs this machine's CPU idle a while (the
+# idle task to sample) freezes what runs beside the suite at idle priority
+# and would take all that time: CI's kernel matrix guests, whose cgroup
+# .ci/run names in BPFSCOPE_BACKGROUND_CGROUP (unset elsewhere: nothing to
+# do). The test's teardown calls resume_background.
+pause_background() {
+	local cg=${BPFSCOPE_BACKGROUND_CGROUP:-} k
+	[ -n "$cg" ] && [ -w "$cg/cgroup.freeze" ] || return 0
+	echo 1 > "$cg/cgroup.freeze"
+	PAUSED_CG=$cg
+	# A task in the kernel freezes once it returns to user space.
+	for ((k = 0; k < 50; k++)); do
+		grep -qx 'frozen 1' "$cg/cgroup.events" && return 0
+		sleep 0.1
+	done
+	echo "# $cg not all frozen after 5 s" >&3
+}
+
+resume_background() {
+	[ -n "${PAUSED_CG:-}" ] || return 0
+	echo 0 > "$PAUSED_CG/cgroup.freeze"
+	PAUSED_CG=
+}
+
 # Kills a background process group member if still there.
 stop_bg() {
 	local pid
