@@ -17,8 +17,10 @@
  *                                until it has had MS ms of CPU time (its
  *                                thread's clock: as many samples each, however
  *                                busy the machine; 5 MS for those run again)
- *                                and exit; prints "lib I pid
- *                                PID" for each, removes the copies, then "done"
+ *                                and exit; prints "lib I pid PID" for each,
+ *                                "again?" before N / 10 of them from the
+ *                                middle run again, after SIGUSR1; removes
+ *                                the copies, then prints "done"
  *        nofp swap LIB1 LIB2 SECONDS -- the same with LIB1 for SECONDS, which
  *                                it then dlclose()s, then LIB2 (libswaplib.so,
  *                                swaplib_outer...) for SECONDS; prints each
@@ -398,7 +400,12 @@ int main(int argc, char **argv)
 		long n = atol(argv[4]);
 		double ms = atof(argv[5]);
 		char path[4096];
+		sigset_t set;
+		int sig;
 
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &set, NULL);
 		for (long i = 0; i < n; i++) {
 			snprintf(path, sizeof(path), "%s/lib%ld.so", argv[3], i);
 			if (copy(argv[2], path))
@@ -408,7 +415,14 @@ int main(int argc, char **argv)
 			int status;
 			pid_t pid;
 
-			snprintf(path, sizeof(path), "%s/lib%ld.so", argv[3], i % n);
+			if (i == n) {
+				printf("again?\n");
+				fflush(stdout);
+				sigwait(&set, &sig);
+			}
+			/* Those run again from the middle: a tool has settled by then. */
+			snprintf(path, sizeof(path), "%s/lib%ld.so", argv[3],
+				 i < n ? i : n / 2 + i - n);
 			pid = fork();
 			if (pid == 0) {
 				void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
