@@ -215,19 +215,15 @@ __noinline int hotspot_step(__u64 bcp)
 	return st->ip ? 0 : 1;
 }
 
-/* A walk of process @k starts: HotSpot's part of it is on if the process runs a JVM (this image of it). */
-__noinline int hotspot_start(const struct proc_key *k)
+/* A walk of process @k starts (@p: its runtime, or NULL): HotSpot's part of it is on if the process runs a JVM. */
+__noinline int hotspot_start(const struct proc_key *k, struct runtime_proc *p)
 {
 	struct hotspot_scratch *s = hotspot_state();
-	struct runtime_proc *p;
 
 	if (!s)
 		return 0;
 	s->active = 0;
-	if (!k)
-		return 0;
-	p = runtime_proc_of(k, RUNTIME_HOTSPOT);
-	if (!p)
+	if (!k || !p || p->runtime != RUNTIME_HOTSPOT)
 		return 0;
 	/* A JVM still starting when it was read: its maps read again, and it with them. */
 	if (!p->hotspot.l.nheaps) {
@@ -281,23 +277,6 @@ static __always_inline int hotspot_announce(int n)
 		return n;
 	s->next = 0;
 	bpf_loop(n, hotspot_announce_step, NULL, 0);
-	return n;
-}
-
-#else
-
-/* Before 5.17 no runtime's frames are walked: that takes bpf_loop's checked-once steps. */
-static __always_inline int hotspot_step(__u64 bcp)
-{
-	return -1;
-}
-
-static __always_inline void hotspot_start(const struct proc_key *k)
-{
-}
-
-static __always_inline int hotspot_announce(int n)
-{
 	return n;
 }
 

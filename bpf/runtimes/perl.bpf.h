@@ -5,26 +5,20 @@
 
 #include "walk.bpf.h"
 #include "runtimes/procs.bpf.h"
+#include "runtimes/merge.bpf.h"
 #include "runtimes/perl.h"
 
-/* A walk's Perl state and the stack its frames are merged into: in a map, as python.bpf.h's. */
+/* A walk's Perl state: in a map, as python.bpf.h's. */
 struct perl_scratch {
 	__u8 si[PERL_SI_READ];		/* the stack info read last */
 	__u8 cx[PERL_CX_READ];		/* ... the context */
 	__u8 cv[PERL_CV_READ];		/* ... the body of its CV */
 	struct perl_proc proc;
 	struct proc_key key;
-	struct stack_trace out;		/* the stack, Perl frames in */
 	__u64 si_addr;			/* the stack info whose contexts are next; 0: none */
 	__u64 cxstack;			/* ... its contexts */
 	__s64 cxix;			/* ... the next one's index; -1: the stack info further out's */
-	__u64 native;			/* the loop's frame being replaced */
-	__u32 in, nin, nout;
-	__u8 active;			/* the walk's process runs Perl */
-	__u8 replacing;			/* a loop's frame, a context a step */
-	__u8 pushed;			/* ... which one did take the place of */
 	__u8 done;			/* the contexts are all out: later loop frames stay */
-	__u8 cut;			/* the merged stack had no room for all */
 };
 
 struct {
@@ -46,26 +40,11 @@ static __always_inline struct perl_scratch *perl_state(void)
 	return bpf_map_lookup_elem(&perl_scratch, &zero);
 }
 
-/* Appends @v to the merged stack, if there is room. */
-static __always_inline void perl_emit(struct perl_scratch *s, __u64 v)
-{
-	__u32 o = s->nout;
-
-	if (o >= STACK_MAX_DEPTH) {
-		s->cut = 1;
-		return;
-	}
-	s->out.ips[o] = v;
-	s->nout = o + 1;
-}
-
 /* The loop's frame is replaced, or kept where no Perl frame took its place; the contexts are all out. */
-static __always_inline void perl_replaced(struct perl_scratch *s)
+static __always_inline void perl_replaced(struct perl_scratch *s, struct merge_state *m)
 {
-	s->replacing = 0;
 	s->done = 1;
-	if (!s->pushed)
-		perl_emit(s, s->native);
+	merge_replaced(m);
 }
 
 /* Stack info @si's contexts next, from its innermost; 0 when it cannot be read. */
@@ -82,7 +61,7 @@ static __always_inline int perl_stack_info(struct perl_scratch *s, __u64 si)
 }
 
 /* A sub's frame: CV @cv, checked by its body's GV, file and first op. */
-static __always_inline void perl_emit_cv(struct perl_scratch *s, __u64 cv)
+static __always_inline void perl_emit_cv(struct perl_scratch *s, struct merge_state *m, __u64 cv)
 {
 	const struct perl_layout *l = &s->proc.l;
 	__u64 body = 0, v = PERL_FRAME(0, 0);
@@ -95,8 +74,7 @@ static __always_inline void perl_emit_cv(struct perl_scratch *s, __u64 cv)
 						    runtime_field64(s->cv, PERL_CV_READ, l->cv_start)));
 		runtime_announce(&s->key, v, 0);
 	}
-	perl_emit(s, v);
-	s->pushed = 1;
+	merge_push(m, v);
 }
 
 /*
@@ -104,29 +82,32 @@ static __always_inline void perl_emit_cv(struct perl_scratch *s, __u64 cv)
  * first, through every stack info out to the first: a sub's call is
  * pushed, any other (a loop, a block, an eval) passed.
  */
-static __always_inline void perl_replace_step(struct perl_scratch *s)
+static __always_inline void perl_replace_step(struct merge_state *m)
 {
-	const struct perl_layout *l = &s->proc.l;
+	struct perl_scratch *s = perl_state();
+	const struct perl_layout *l;
 	__u64 at;
 
+	if (!s)
+		return merge_replaced(m);
+	l = &s->proc.l;
 	if (s->cxix < 0) {
 		if (perl_stack_info(s, runtime_field64(s->si, PERL_SI_READ, l->si_prev)))
-			perl_replaced(s);
+			perl_replaced(s, m);
 		return;
 	}
 	if (s->cxix >= PERL_CXIX_MAX)
-		return perl_replaced(s);
+		return perl_replaced(s, m);
 	at = s->cxstack + (__u64)s->cxix * l->cx_size;
 	s->cxix--;
 	if (bpf_probe_read_user(s->cx, sizeof(s->cx), (const void *)at)) {
-		perl_emit(s, PERL_FRAME(0, 0));
-		s->pushed = 1;
-		return perl_replaced(s);
+		merge_push(m, PERL_FRAME(0, 0));
+		return perl_replaced(s, m);
 	}
 	switch (s->cx[0] & PERL_CX_TYPE_MASK) {
 	case PERL_CXT_SUB:
 	case PERL_CXT_FORMAT:
-		perl_emit_cv(s, runtime_field64(s->cx, PERL_CX_READ, l->cx_cv));
+		perl_emit_cv(s, m, runtime_field64(s->cx, PERL_CX_READ, l->cx_cv));
 		break;
 	}
 }
@@ -141,100 +122,32 @@ static __always_inline bool perl_in_loop(const struct perl_proc *perl, __u64 v)
 	return in;
 }
 
-/* One step of the merge: a Perl frame, or the next native frame; 1 to stop. A global function, checked once. */
-__noinline int perl_merge_one(void)
+/*
+ * Native frame @v: every sub of the thread in place of the innermost loop
+ * frame (the contexts do not say which loop call, an XS function's
+ * callback or a sort block's, each is of); the loop frames further out stay.
+ */
+static __always_inline int perl_frame(struct merge_state *m, __u64 v)
 {
 	struct perl_scratch *s = perl_state();
-	struct stack_trace *in;
-	__u32 zero = 0, j;
-	__u64 v;
 
-	in = bpf_map_lookup_elem(&stack_scratch, &zero);
-	if (!s || !in || s->cut)
-		return 1;
-	if (s->replacing) {
-		perl_replace_step(s);
-		return 0;
-	}
-	j = s->in;
-	if (j >= s->nin || j >= STACK_MAX_DEPTH)
-		return 1;
-	s->in = j + 1;
-	v = in->ips[j];
-	/*
-	 * Every sub of the thread in place of the innermost loop frame: the
-	 * contexts do not say which loop call (an XS function's callback, a
-	 * sort block's) each is of.
-	 */
-	if (!s->done && perl_in_loop(&s->proc, v)) {
-		s->replacing = 1;
-		s->pushed = 0;
-		s->native = v;
-		return 0;
-	}
-	perl_emit(s, v);
-	return 0;
-}
-
-static long perl_merge_step(__u32 i, void *arg)
-{
-	return perl_merge_one() != 0;
+	return s && !s->done && perl_in_loop(&s->proc, v) ? MERGE_REPLACE : MERGE_KEEP;
 }
 
 /*
- * After the native walk of @n frames into @t (stack_scratch's): the
- * innermost frame of the loop becomes the subs the thread's contexts
- * call, innermost first. The new depth.
+ * A walk of process @k starts (@p: its runtime, or NULL): if it runs Perl,
+ * Perl's frames are merged in from the thread's interpreter's stack info.
  */
-static __always_inline int perl_merge(struct stack_trace *t, int n)
+__noinline int perl_start(const struct proc_key *k, struct runtime_proc *p)
 {
 	struct perl_scratch *s = perl_state();
-	bool deeper;
-
-	if (!s)
-		return n;
-	if (s->active && s->si_addr && n > 0 && n <= STACK_MAX_DEPTH) {
-		deeper = n == STACK_MAX_DEPTH && (t->ips[STACK_MAX_DEPTH - 1] & UNWIND_DEEPER) &&
-			 t->ips[STACK_MAX_DEPTH - 1] < UNWIND_MARK_NO_CFI;
-		if (deeper)
-			t->ips[STACK_MAX_DEPTH - 1] &= ~UNWIND_DEEPER;
-		s->in = s->nout = 0;
-		s->nin = n;
-		s->replacing = s->cut = s->done = 0;
-		/* Every native frame, and a context for each slot and as many passed. */
-		bpf_loop(3 * STACK_MAX_DEPTH, perl_merge_step, NULL, 0);
-		if (s->replacing && !s->cut)
-			perl_replaced(s);
-		bpf_probe_read_kernel(t, sizeof(*t), &s->out);
-		if ((deeper || s->cut) && s->nout == STACK_MAX_DEPTH &&
-		    t->ips[STACK_MAX_DEPTH - 1] < UNWIND_MARK_NO_CFI)
-			t->ips[STACK_MAX_DEPTH - 1] |= UNWIND_DEEPER;
-	} else {
-		s->nout = n;
-	}
-	/* Read back from the map: one depth for the verifier to follow, however the merge went. */
-	return s->nout;
-}
-
-/*
- * A walk of process @k starts: Perl's part of it is on if the process runs
- * Perl (this image of it), from the thread's interpreter's stack info.
- */
-__noinline int perl_start(const struct proc_key *k)
-{
-	struct perl_scratch *s = perl_state();
-	struct runtime_proc *p;
+	struct merge_state *m = merge_state();
 	__u64 interp = 0, si = 0;
 
-	if (!s)
+	if (!s || !m || !k || !p || p->runtime != RUNTIME_PERL)
 		return 0;
-	s->active = 0;
 	s->si_addr = 0;
-	if (!k)
-		return 0;
-	p = runtime_proc_of(k, RUNTIME_PERL);
-	if (!p)
-		return 0;
+	s->done = 0;
 	s->proc = p->perl;
 	s->key = *k;
 	if (bpf_probe_read_user(&interp, sizeof(interp),
@@ -242,21 +155,9 @@ __noinline int perl_start(const struct proc_key *k)
 	    bpf_probe_read_user(&si, sizeof(si),
 				(const void *)(interp + s->proc.l.interp_stackinfo)))
 		return 0;
-	perl_stack_info(s, si);
-	s->active = 1;
+	if (!perl_stack_info(s, si))
+		m->runtime = RUNTIME_PERL;
 	return 0;
-}
-
-#else
-
-/* Before 5.17 no runtime's frames are merged: that takes bpf_loop. */
-static __always_inline void perl_start(const struct proc_key *k)
-{
-}
-
-static __always_inline int perl_merge(struct stack_trace *t, int n)
-{
-	return n;
 }
 
 #endif /* BPFSCOPE_LEGACY */

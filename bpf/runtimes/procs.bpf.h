@@ -16,17 +16,16 @@ struct {
 } runtime_procs SEC(".maps");
 
 /*
- * Process @k's entry if it runs runtime @runtime in this image of it: an
- * entry made from /proc, which tells neither exec count nor start in
+ * Process @k's entry if it runs a runtime in this image of it: an entry
+ * made from /proc, which tells neither exec count nor start in
  * nanoseconds, is bound to the image of the first walk that finds it.
  */
-static __always_inline struct runtime_proc *runtime_proc_of(const struct proc_key *k,
-							  __u32 runtime)
+static __always_inline struct runtime_proc *runtime_proc_of(const struct proc_key *k)
 {
 	__u32 tgid = k->tgid;
 	struct runtime_proc *p = bpf_map_lookup_elem(&runtime_procs, &tgid);
 
-	if (!p || p->runtime != runtime)
+	if (!p)
 		return NULL;
 	if (p->exec_id == UNWIND_EXEC_ANY) {
 		p->start_ns = k->start_ns;

@@ -518,24 +518,20 @@ static __always_inline int py_merge(struct stack_trace *t, int n)
 }
 
 /*
- * A walk of process @k starts: Python's part of it is on if the process
- * runs CPython (this image of it), from the thread's innermost frame. A
- * global function: the verifier checks it once, and its caller goes on
- * from one state whichever way it went (static, it was checked in the
- * caller's state, 1 ms more of the sampling program's load).
+ * A walk of process @k starts (@p: its runtime, or NULL): Python's part
+ * of it is on if the process runs CPython, from the thread's innermost
+ * frame. A global function: the verifier checks it once, and its caller
+ * goes on from one state whichever way it went (static, it was checked
+ * in the caller's state, 1 ms more of the sampling program's load).
  */
-__noinline int py_start(const struct proc_key *k)
+__noinline int py_start(const struct proc_key *k, struct runtime_proc *p)
 {
 	struct py_scratch *s = py_state();
-	struct runtime_proc *p;
 
 	if (!s)
 		return 0;
 	s->active = 0;
-	if (!k)
-		return 0;
-	p = runtime_proc_of(k, RUNTIME_PYTHON);
-	if (!p)
+	if (!k || !p || p->runtime != RUNTIME_PYTHON)
 		return 0;
 	s->proc = p->py;
 	s->key = *k;
@@ -545,18 +541,6 @@ __noinline int py_start(const struct proc_key *k)
 		UNWIND_COUNT(py_no_thread);
 	s->active = 1;
 	return 0;
-}
-
-#else
-
-/* Before 5.17 no Python frames are merged: that takes bpf_loop. */
-static __always_inline void py_start(const struct proc_key *k)
-{
-}
-
-static __always_inline int py_merge(struct stack_trace *t, int n)
-{
-	return n;
 }
 
 #endif /* BPFSCOPE_LEGACY */

@@ -5,9 +5,10 @@
 
 #include "walk.bpf.h"
 #include "runtimes/procs.bpf.h"
+#include "runtimes/merge.bpf.h"
 #include "runtimes/ruby.h"
 
-/* A walk's Ruby state and the stack its frames are merged into: in a map, as python.bpf.h's. */
+/* A walk's Ruby state: in a map, as python.bpf.h's. */
 struct ruby_scratch {
 	__u8 cfp[RUBY_CFP_READ];	/* the control frame read last */
 	__u8 loc[RUBY_LOC_READ];	/* ... its iseq's location */
@@ -15,18 +16,11 @@ struct ruby_scratch {
 	__u8 me[RUBY_ME_READ];		/* ... its method entry */
 	struct ruby_proc proc;
 	struct proc_key key;
-	struct stack_trace out;		/* the stack, Ruby frames in */
 	__u64 cfp_addr;			/* the next control frame */
 	__u64 cfp_end;			/* ... past the outermost (the VM stack's dummy frame) */
-	__u64 native;			/* the rb_vm_exec frame being replaced */
-	__u32 in, nin, nout;
-	__u8 active;			/* the walk's thread runs Ruby */
 	__u8 pending;			/* the innermost run's first frame is pushed, not run yet */
 	__u8 over;			/* ... or its frames are popped: a C function's is innermost */
 	__u8 skip;			/* the next rb_vm_exec frame is that run's: left as it is */
-	__u8 replacing;			/* an rb_vm_exec frame, a control frame a step */
-	__u8 pushed;			/* ... which one did take the place of */
-	__u8 cut;			/* the merged stack had no room for all */
 };
 
 struct {
@@ -46,27 +40,6 @@ static __always_inline struct ruby_scratch *ruby_state(void)
 	__u32 zero = 0;
 
 	return bpf_map_lookup_elem(&ruby_scratch, &zero);
-}
-
-/* Appends @v to the merged stack, if there is room. */
-static __always_inline void ruby_emit(struct ruby_scratch *s, __u64 v)
-{
-	__u32 o = s->nout;
-
-	if (o >= STACK_MAX_DEPTH) {
-		s->cut = 1;
-		return;
-	}
-	s->out.ips[o] = v;
-	s->nout = o + 1;
-}
-
-/* The rb_vm_exec frame is replaced, or kept where no Ruby frame took its place. */
-static __always_inline void ruby_replaced(struct ruby_scratch *s)
-{
-	s->replacing = 0;
-	if (!s->pushed)
-		ruby_emit(s, s->native);
 }
 
 /*
@@ -97,7 +70,7 @@ static __always_inline __u64 ruby_owner(struct ruby_scratch *s)
 }
 
 /* A Ruby frame: iseq @iseq's body, checked by its location; its environment in s->env. */
-static __always_inline void ruby_emit_iseq(struct ruby_scratch *s, __u64 iseq)
+static __always_inline void ruby_emit_iseq(struct ruby_scratch *s, struct merge_state *m, __u64 iseq)
 {
 	const struct ruby_layout *l = &s->proc.l;
 	__u64 body = 0, v = RUBY_FRAME(0, 0);
@@ -110,8 +83,7 @@ static __always_inline void ruby_emit_iseq(struct ruby_scratch *s, __u64 iseq)
 						      runtime_field64(s->loc, RUBY_LOC_READ, 24)));
 		runtime_announce(&s->key, v, ruby_owner(s));
 	}
-	ruby_emit(s, v);
-	s->pushed = 1;
+	merge_push(m, v);
 }
 
 /*
@@ -120,29 +92,31 @@ static __always_inline void ruby_emit_iseq(struct ruby_scratch *s, __u64 iseq)
  * native frames are in the stack); the frame rb_vm_exec was entered for
  * (FINISH) is its last.
  */
-static __always_inline void ruby_replace_step(struct ruby_scratch *s)
+static __always_inline void ruby_replace_step(struct merge_state *m)
 {
-	const struct ruby_layout *l = &s->proc.l;
-	__u64 at = s->cfp_addr, pc, ep, flags;
+	struct ruby_scratch *s = ruby_state();
+	const struct ruby_layout *l;
+	__u64 at, pc, ep, flags;
 
-	if (at >= s->cfp_end)
-		return ruby_replaced(s);
+	if (!s || (at = s->cfp_addr) >= s->cfp_end)
+		return merge_replaced(m);
+	l = &s->proc.l;
 	s->cfp_addr = at + l->cfp_size;
 	if (bpf_probe_read_user(s->cfp, sizeof(s->cfp), (const void *)at)) {
 		s->cfp_addr = s->cfp_end;
-		return ruby_replaced(s);
+		return merge_replaced(m);
 	}
 	pc = runtime_field64(s->cfp, RUBY_CFP_READ, l->cfp_pc);
 	ep = runtime_field64(s->cfp, RUBY_CFP_READ, l->cfp_ep);
 	if (ep < 16 || bpf_probe_read_user(s->env, sizeof(s->env), (const void *)(ep - 16))) {
 		s->cfp_addr = s->cfp_end;
-		return ruby_replaced(s);
+		return merge_replaced(m);
 	}
 	flags = s->env[2];
 	if (pc && !(flags & RUBY_FRAME_FLAG_CFRAME))
-		ruby_emit_iseq(s, runtime_field64(s->cfp, RUBY_CFP_READ, l->cfp_iseq));
+		ruby_emit_iseq(s, m, runtime_field64(s->cfp, RUBY_CFP_READ, l->cfp_iseq));
 	if (flags & RUBY_FRAME_FLAG_FINISH)
-		ruby_replaced(s);
+		merge_replaced(m);
 }
 
 /* Is frame @v (as the native walk keeps it: by file) in one of @ranges? */
@@ -155,36 +129,21 @@ static __always_inline bool ruby_in(const __u64 (*ranges)[2], __u64 v)
 	return in;
 }
 
-/* One step of the merge: a Ruby frame, or the next native frame; 1 to stop. A global function, checked once. */
-__noinline int ruby_merge_one(void)
+/* Native frame @v, the walk's @j-th: each rb_vm_exec frame the Ruby frames of its run. */
+static __always_inline int ruby_frame(struct merge_state *m, __u64 v, __u32 j)
 {
 	struct ruby_scratch *s = ruby_state();
-	struct stack_trace *in;
-	__u32 zero = 0, j;
-	__u64 v;
 
-	in = bpf_map_lookup_elem(&stack_scratch, &zero);
-	if (!s || !in || s->cut)
-		return 1;
-	if (s->replacing) {
-		ruby_replace_step(s);
-		return 0;
-	}
-	j = s->in;
-	if (j >= s->nin || j >= STACK_MAX_DEPTH)
-		return 1;
-	v = in->ips[j];
+	if (!s)
+		return MERGE_KEEP;
 	/*
 	 * A run about to start (its first frame pushed, the thread on its way
 	 * into rb_vm_exec): its frames innermost, before any native one.
 	 */
 	if (j == 0 && s->pending && !ruby_in(s->proc.core, v) && !ruby_in(s->proc.loop, v)) {
 		s->pending = 0;
-		s->replacing = 1;
-		s->pushed = 1;
-		return 0;
+		return MERGE_BEFORE;
 	}
-	s->in = j + 1;
 	/*
 	 * The thread in the VM while a C function's frame is the innermost:
 	 * the run it is in has popped its frames, on its way out (the C
@@ -196,81 +155,29 @@ __noinline int ruby_merge_one(void)
 	}
 	/* vm_exec_core's frame goes with the rb_vm_exec frame that called it. */
 	if (ruby_in(s->proc.core, v))
-		return 0;
+		return MERGE_DROP;
 	if (s->skip && ruby_in(s->proc.loop, v)) {
 		s->skip = 0;
-		ruby_emit(s, v);
-		return 0;
+		return MERGE_KEEP;
 	}
-	if (s->cfp_addr < s->cfp_end && ruby_in(s->proc.loop, v)) {
-		s->replacing = 1;
-		s->pushed = 0;
-		s->native = v;
-		return 0;
-	}
-	ruby_emit(s, v);
-	return 0;
-}
-
-static long ruby_merge_step(__u32 i, void *arg)
-{
-	return ruby_merge_one() != 0;
+	if (s->cfp_addr < s->cfp_end && ruby_in(s->proc.loop, v))
+		return MERGE_REPLACE;
+	return MERGE_KEEP;
 }
 
 /*
- * After the native walk of @n frames into @t (stack_scratch's): each
- * rb_vm_exec frame becomes the Ruby frames of its run, from the thread's
- * innermost control frame out. The new depth.
+ * A walk of process @k starts (@p: its runtime, or NULL): if it runs Ruby
+ * and the thread has an execution context (ruby_current_ec, in libruby's
+ * thread-local block, found through the thread's DTV), Ruby's frames are
+ * merged in from its innermost control frame.
  */
-static __always_inline int ruby_merge(struct stack_trace *t, int n)
+__noinline int ruby_start(const struct proc_key *k, struct runtime_proc *p)
 {
 	struct ruby_scratch *s = ruby_state();
-	bool deeper;
-
-	if (!s)
-		return n;
-	if (s->active && n > 0 && n <= STACK_MAX_DEPTH) {
-		deeper = n == STACK_MAX_DEPTH && (t->ips[STACK_MAX_DEPTH - 1] & UNWIND_DEEPER) &&
-			 t->ips[STACK_MAX_DEPTH - 1] < UNWIND_MARK_NO_CFI;
-		if (deeper)
-			t->ips[STACK_MAX_DEPTH - 1] &= ~UNWIND_DEEPER;
-		s->in = s->nout = 0;
-		s->nin = n;
-		s->replacing = s->cut = s->skip = 0;
-		/* Every native frame, and a control frame for each slot and as many passed. */
-		bpf_loop(3 * STACK_MAX_DEPTH, ruby_merge_step, NULL, 0);
-		if (s->replacing && !s->cut)
-			ruby_replaced(s);
-		bpf_probe_read_kernel(t, sizeof(*t), &s->out);
-		if ((deeper || s->cut) && s->nout == STACK_MAX_DEPTH &&
-		    t->ips[STACK_MAX_DEPTH - 1] < UNWIND_MARK_NO_CFI)
-			t->ips[STACK_MAX_DEPTH - 1] |= UNWIND_DEEPER;
-	} else {
-		s->nout = n;
-	}
-	/* Read back from the map: one depth for the verifier to follow, however the merge went. */
-	return s->nout;
-}
-
-/*
- * A walk of process @k starts: Ruby's part of it is on if the process runs
- * Ruby (this image of it) and the thread has an execution context
- * (ruby_current_ec, in libruby's thread-local block, found through the
- * thread's DTV).
- */
-__noinline int ruby_start(const struct proc_key *k)
-{
-	struct ruby_scratch *s = ruby_state();
-	struct runtime_proc *p;
+	struct merge_state *m = merge_state();
 	__u64 dtv = 0, block = 0, ec = 0, stack[3] = {}, end, iseq, body = 0, start = 0;
 
-	if (!s)
-		return 0;
-	s->active = 0;
-	if (!k)
-		return 0;
-	p = runtime_proc_of(k, RUNTIME_RUBY);
-	if (!p)
+	if (!s || !m || !k || !p || p->runtime != RUNTIME_RUBY)
 		return 0;
 	/* Read while the loader was still loading libruby: its maps read again, and it with them. */
 	if (!p->ruby.modid) {
@@ -300,9 +207,9 @@ __noinline int ruby_start(const struct proc_key *k)
 		return 0;
 	s->cfp_addr = stack[2];
 	s->cfp_end = end;
-	s->active = 1;
+	m->runtime = RUNTIME_RUBY;
 	/* Is the innermost frame a run's first, at its first instruction, or a C function's? */
-	s->pending = s->over = 0;
+	s->pending = s->over = s->skip = 0;
 	if (bpf_probe_read_user(s->cfp, sizeof(s->cfp), (const void *)stack[2]) ||
 	    bpf_probe_read_user(s->env, sizeof(s->env),
 				(const void *)(runtime_field64(s->cfp, RUBY_CFP_READ,
@@ -315,18 +222,6 @@ __noinline int ruby_start(const struct proc_key *k)
 	    !bpf_probe_read_user(&start, sizeof(start), (const void *)(body + RUBY_BODY_ENCODED)))
 		s->pending = start && runtime_field64(s->cfp, RUBY_CFP_READ, s->proc.l.cfp_pc) == start;
 	return 0;
-}
-
-#else
-
-/* Before 5.17 no runtime's frames are merged: that takes bpf_loop. */
-static __always_inline void ruby_start(const struct proc_key *k)
-{
-}
-
-static __always_inline int ruby_merge(struct stack_trace *t, int n)
-{
-	return n;
 }
 
 #endif /* BPFSCOPE_LEGACY */

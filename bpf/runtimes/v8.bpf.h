@@ -171,36 +171,20 @@ static __always_inline int v8_merge(struct stack_trace *t, int n)
 	return n;
 }
 
-/* A walk of process @k starts: V8's part of it is on if the process runs V8 (this image of it). */
-__noinline int v8_start(const struct proc_key *k)
+/* A walk of process @k starts (@p: its runtime, or NULL): V8's part of it is on if the process runs V8. */
+__noinline int v8_start(const struct proc_key *k, struct runtime_proc *p)
 {
 	struct v8_scratch *s = v8_state();
-	struct runtime_proc *p;
 
 	if (!s)
 		return 0;
 	s->active = 0;
-	if (!k)
-		return 0;
-	p = runtime_proc_of(k, RUNTIME_V8);
-	if (!p)
+	if (!k || !p || p->runtime != RUNTIME_V8)
 		return 0;
 	s->proc = p->v8;
 	s->key = *k;
 	s->active = 1;
 	return 0;
-}
-
-#else
-
-/* Before 5.17 no runtime's frames are merged: that takes bpf_loop. */
-static __always_inline void v8_start(const struct proc_key *k)
-{
-}
-
-static __always_inline int v8_merge(struct stack_trace *t, int n)
-{
-	return n;
 }
 
 #endif /* BPFSCOPE_LEGACY */

@@ -469,13 +469,6 @@ static int read_str(pid_t pid, const struct py_binary *pb, uint64_t addr, char *
 	return 0;
 }
 
-/* A Python frame to be named: its process, interpreter and frame. */
-struct py_read {
-	const struct proc_key *p;
-	const struct py_binary *pb;
-	uint64_t bias, v;
-};
-
 /*
  * Reads frame @v's code object in process @p: its name, file and first
  * line, if it is still the code object the frame was taken from (its type
@@ -483,8 +476,8 @@ struct py_read {
  */
 static int read_name(void *ctx, struct frame_name *out)
 {
-	const struct py_read *r = ctx;
-	const struct py_binary *pb = r->pb;
+	const struct runtime_read *r = ctx;
+	const struct py_binary *pb = r->binary;
 	char name[4 * PY_NAME_MAX + 4], file[4 * PY_FILE_MAX + 4];
 	uint64_t code = PY_FRAME_CODE(r->v), type, name_obj, file_obj;
 	uint8_t obj[PY_CODE_READ];
@@ -542,23 +535,6 @@ static const struct frame_names_words words = {
 	.changed = "their code object was freed and its memory reused",
 };
 
-static struct frame_names *names_new(void)
-{
-	return frame_names__new(&words);
-}
-
-static int frame_name(struct frame_names *n, const struct proc_key *p, const void *b, uint64_t bias, uint64_t v,
-		      uint64_t data, struct runtime_frame *out)
-{
-	struct py_read r = { p, b, bias, v };
-	const struct frame_name *fn = frame_names__get(n, p, v, data, b ? read_name : NULL, &r);
-
-	if (!fn)
-		return -ENOENT;
-	*out = (struct runtime_frame){ fn->name, fn->func, fn->file, fn->line };
-	return 0;
-}
-
 const struct runtime_ops python_runtime = {
 	.name = "python",
 	.id = RUNTIME_PYTHON,
@@ -567,8 +543,7 @@ const struct runtime_ops python_runtime = {
 	.bpf_proc = bpf_proc,
 	.trampolines = trampolines,
 	.trampoline_name = trampoline_name,
-	.unknown = "[unknown python]",
 	.frame_kind = FRAME_PYTHON,
-	.names_new = names_new,
-	.frame_name = frame_name,
+	.words = &words,
+	.read_name = read_name,
 };

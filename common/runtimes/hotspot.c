@@ -822,13 +822,6 @@ static int scopes_at(const struct jvm *j, uint64_t nm, uint32_t pc_off, uint64_t
 	return n;
 }
 
-/* What names one frame: its process, the JVM's layout, the frame. */
-struct hs_read {
-	const struct proc_key *p;
-	const struct hotspot_binary *b;
-	uint64_t v;
-};
-
 /* The frame's process, as bpf_proc() read it: NULL if it was not. */
 static const struct hs_proc *proc_of(const struct hs_procs *procs, pid_t pid)
 {
@@ -884,8 +877,9 @@ static int read_code_frame(const struct jvm *j, uint64_t v, struct frame_name *o
 
 static int read_name(void *ctx, struct frame_name *out)
 {
-	const struct hs_read *r = ctx;
-	const struct hs_proc *p = proc_of(r->b->procs, r->p->tgid);
+	const struct runtime_read *r = ctx;
+	const struct hotspot_binary *b = r->binary;
+	const struct hs_proc *p = proc_of(b->procs, r->p->tgid);
 	const struct jvm j = { r->p->tgid, p ? &p->vm : NULL, p };
 
 	if (!p)
@@ -901,32 +895,13 @@ static const struct frame_names_words words = {
 	.changed = "their compiled code was freed and its memory reused by the JVM",
 };
 
-static struct frame_names *names_new(void)
-{
-	return frame_names__new(&words);
-}
-
-static int frame_name(struct frame_names *n, const struct proc_key *p, const void *b,
-		      uint64_t bias, uint64_t v, uint64_t data, struct runtime_frame *out)
-{
-	struct hs_read r = { p, b, v };
-	const struct frame_name *fn = frame_names__get(n, p, v, data, b ? read_name : NULL, &r);
-
-	if (!fn)
-		return -ENOENT;
-	*out = (struct runtime_frame){ fn->name, fn->func, fn->file, fn->line,
-				       .inlined = fn->inlined, .ninlined = fn->ninlined };
-	return 0;
-}
-
 const struct runtime_ops hotspot_runtime = {
 	.name = "hotspot",
 	.id = RUNTIME_HOTSPOT,
 	.probe = probe,
 	.binary_free = binary_free,
 	.bpf_proc = bpf_proc,
-	.unknown = "[unknown java]",
 	.frame_kind = FRAME_JAVA,
-	.names_new = names_new,
-	.frame_name = frame_name,
+	.words = &words,
+	.read_name = read_name,
 };

@@ -215,13 +215,6 @@ static int read_stash(pid_t pid, uint64_t hv, char *out, size_t max)
 	return read_hek(pid, hek, out, max);
 }
 
-/* A Perl frame to be named: its process, and the frame. */
-struct perl_read {
-	const struct proc_key *p;
-	const struct perl_binary *pb;
-	uint64_t v;
-};
-
 /*
  * Reads frame @v's CV in process @p: its package and name, file and the
  * line of its first statement, if its body still names what the frame's
@@ -229,7 +222,8 @@ struct perl_read {
  */
 static int read_name(void *ctx, struct frame_name *out)
 {
-	const struct perl_read *r = ctx;
+	const struct runtime_read *r = ctx;
+	const struct perl_binary *pb = r->binary;
 	char pkg[PERL_NAME_MAX + 4], name[PERL_NAME_MAX + 4], file[PERL_FILE_MAX + 1];
 	char full[2 * PERL_NAME_MAX + 16];
 	uint64_t cv = PERL_FRAME_CV(r->v), body, gv, cvfile, start, stash, hek;
@@ -270,7 +264,7 @@ static int read_name(void *ctx, struct frame_name *out)
 		snprintf(file, sizeof(file), "?");
 	/* Its first statement's line, where its first op is one (nextstate). */
 	if (start && !remote__read(pid, start + OP_TYPE, &type, sizeof(type)) &&
-	    ((type & 0x1ff) == r->pb->v->nextstate || (type & 0x1ff) == r->pb->v->dbstate) &&
+	    ((type & 0x1ff) == pb->v->nextstate || (type & 0x1ff) == pb->v->dbstate) &&
 	    remote__read(pid, start + COP_LINE, &line, sizeof(line)))
 		line = 0;
 	snprintf(full, sizeof(full), "%s::%s", pkg, name);
@@ -283,31 +277,13 @@ static const struct frame_names_words words = {
 	.changed = "their sub was freed and its memory reused",
 };
 
-static struct frame_names *names_new(void)
-{
-	return frame_names__new(&words);
-}
-
-static int frame_name(struct frame_names *n, const struct proc_key *p, const void *b,
-		      uint64_t bias, uint64_t v, uint64_t data, struct runtime_frame *out)
-{
-	struct perl_read r = { p, b, v };
-	const struct frame_name *fn = frame_names__get(n, p, v, data, b ? read_name : NULL, &r);
-
-	if (!fn)
-		return -ENOENT;
-	*out = (struct runtime_frame){ fn->name, fn->func, fn->file, fn->line };
-	return 0;
-}
-
 const struct runtime_ops perl_runtime = {
 	.name = "perl",
 	.id = RUNTIME_PERL,
 	.probe = probe,
 	.binary_free = binary_free,
 	.bpf_proc = bpf_proc,
-	.unknown = "[unknown perl]",
 	.frame_kind = FRAME_PERL,
-	.names_new = names_new,
-	.frame_name = frame_name,
+	.words = &words,
+	.read_name = read_name,
 };

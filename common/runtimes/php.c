@@ -249,13 +249,6 @@ static int read_str(pid_t pid, uint64_t addr, char *out, size_t max)
 	return 0;
 }
 
-/* A PHP frame to be named: its process, and the frame. */
-struct php_read {
-	const struct proc_key *p;
-	const struct php_binary *pb;
-	uint64_t v;
-};
-
 /*
  * Reads frame @v's op array in process @p: its function's name (and its
  * class's), file and first line, if it is still the op array the frame was
@@ -263,8 +256,9 @@ struct php_read {
  */
 static int read_name(void *ctx, struct frame_name *out)
 {
-	const struct php_read *r = ctx;
-	const struct php_layout *l = &r->pb->l;
+	const struct runtime_read *r = ctx;
+	const struct php_binary *pb = r->binary;
+	const struct php_layout *l = &pb->l;
 	char name[PHP_NAME_MAX + 4], cls[PHP_NAME_MAX + 4], file[PHP_FILE_MAX + 4];
 	char full[2 * PHP_NAME_MAX + 16];
 	uint64_t func = PHP_FRAME_FUNC(r->v), name_str, scope, file_str, cls_str;
@@ -305,23 +299,6 @@ static const struct frame_names_words words = {
 	.changed = "their function was freed and its memory reused",
 };
 
-static struct frame_names *names_new(void)
-{
-	return frame_names__new(&words);
-}
-
-static int frame_name(struct frame_names *n, const struct proc_key *p, const void *b,
-		      uint64_t bias, uint64_t v, uint64_t data, struct runtime_frame *out)
-{
-	struct php_read r = { p, b, v };
-	const struct frame_name *fn = frame_names__get(n, p, v, data, b ? read_name : NULL, &r);
-
-	if (!fn)
-		return -ENOENT;
-	*out = (struct runtime_frame){ fn->name, fn->func, fn->file, fn->line };
-	return 0;
-}
-
 const struct runtime_ops php_runtime = {
 	.name = "php",
 	.id = RUNTIME_PHP,
@@ -329,8 +306,7 @@ const struct runtime_ops php_runtime = {
 	.binary_free = binary_free,
 	.bpf_proc = bpf_proc,
 	.trampolines = trampolines,
-	.unknown = "[unknown php]",
 	.frame_kind = FRAME_PHP,
-	.names_new = names_new,
-	.frame_name = frame_name,
+	.words = &words,
+	.read_name = read_name,
 };

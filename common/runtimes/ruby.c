@@ -348,13 +348,6 @@ static int read_path(const struct ruby_version *v, pid_t pid, uint64_t pathobj, 
 	return read_string(v, pid, first, out, max);
 }
 
-/* A Ruby frame to be named: its process, the frame and its method's owner (0: not known). */
-struct ruby_read {
-	const struct proc_key *p;
-	const struct ruby_binary *rb;
-	uint64_t bias, v, owner;
-};
-
 /* 3.1's class @cls's instance variables (id, value) into @out: how many, or -ENOENT. */
 static int class_ivars(pid_t pid, uint64_t cls, uint64_t (*out)[2])
 {
@@ -394,9 +387,10 @@ static int class_ivar(pid_t pid, uint64_t cls, uint64_t id, uint64_t *out)
  * made for it as Ruby starts, which is the key of Integer's instance
  * variable that is "Integer"; 3.3's in its rb_classext_t.
  */
-static int class_path(const struct ruby_read *r, uint64_t cls, uint64_t *out)
+static int class_path(const struct runtime_read *r, uint64_t cls, uint64_t *out)
 {
-	const struct ruby_version *v = r->rb->v;
+	const struct ruby_binary *rb = r->binary;
+	const struct ruby_version *v = rb->v;
 	uint64_t iv[RUBY_IVARS_MAX][2], integer;
 	pid_t pid = r->p->tgid;
 	char s[16];
@@ -404,7 +398,7 @@ static int class_path(const struct ruby_read *r, uint64_t cls, uint64_t *out)
 
 	if (!v->path_in_ivars)
 		return remote__read(pid, cls + v->classpath, out, sizeof(*out)) ? -ENOENT : 0;
-	if (!r->rb->integer || remote__read(pid, r->rb->integer + r->bias, &integer, sizeof(integer)))
+	if (!rb->integer || remote__read(pid, rb->integer + r->bias, &integer, sizeof(integer)))
 		return -ENOENT;
 	n = class_ivars(pid, integer, iv);
 	for (int i = 0; i < n; i++)
@@ -414,15 +408,17 @@ static int class_path(const struct ruby_read *r, uint64_t cls, uint64_t *out)
 }
 
 /*
- * The class or module @owner's name, as Ruby writes a method of it:
+ * The name of the class or module owning the frame's method (r->data), as
+ * Ruby writes a method of it:
  * "Cave#" (its instances'), "Cave." (a singleton class's: the class's
  * own). -ENOENT for an anonymous one.
  */
-static int owner_name(const struct ruby_read *r, char *out, size_t max)
+static int owner_name(const struct runtime_read *r, char *out, size_t max)
 {
-	const struct ruby_version *v = r->rb->v;
+	const struct ruby_binary *rb = r->binary;
+	const struct ruby_version *v = rb->v;
 	pid_t pid = r->p->tgid;
-	uint64_t flags, path, cls = r->owner;
+	uint64_t flags, path, cls = r->data;
 	const char *sep = "#";
 	size_t n;
 
@@ -450,7 +446,8 @@ static int owner_name(const struct ruby_read *r, char *out, size_t max)
  */
 static int read_name(void *ctx, struct frame_name *out)
 {
-	const struct ruby_read *r = ctx;
+	const struct runtime_read *r = ctx;
+	const struct ruby_binary *rb = r->binary;
 	char label[RUBY_NAME_MAX + 4], file[RUBY_FILE_MAX + 4], cls[RUBY_NAME_MAX + 8];
 	char full[2 * RUBY_NAME_MAX + 32];
 	const char *in;
@@ -458,16 +455,16 @@ static int read_name(void *ctx, struct frame_name *out)
 	pid_t pid = r->p->tgid;
 	uint32_t line;
 
-	if (remote__read(pid, RUBY_FRAME_BODY(r->v) + r->rb->v->l.body_location, loc, sizeof(loc)))
+	if (remote__read(pid, RUBY_FRAME_BODY(r->v) + rb->v->l.body_location, loc, sizeof(loc)))
 		return -EFAULT;
 	if (ruby_frame_check(loc[0], loc[2], loc[3]) != RUBY_FRAME_CHECK(r->v))
 		return -ESTALE;
-	if (read_string(r->rb->v, pid, loc[2], label, RUBY_NAME_MAX))
+	if (read_string(rb->v, pid, loc[2], label, RUBY_NAME_MAX))
 		return -EFAULT;
-	if (read_path(r->rb->v, pid, loc[0], file, RUBY_FILE_MAX))
+	if (read_path(rb->v, pid, loc[0], file, RUBY_FILE_MAX))
 		snprintf(file, sizeof(file), "?");
 	snprintf(full, sizeof(full), "%s", label);
-	if (r->owner && label[0] != '<' && !owner_name(r, cls, RUBY_NAME_MAX)) {
+	if (r->data && label[0] != '<' && !owner_name(r, cls, RUBY_NAME_MAX)) {
 		in = strncmp(label, "block ", 6) ? NULL : strstr(label, " in ");
 		if (in)
 			snprintf(full, sizeof(full), "%.*s in %s%s", (int)(in - label), label, cls,
@@ -475,7 +472,7 @@ static int read_name(void *ctx, struct frame_name *out)
 		else
 			snprintf(full, sizeof(full), "%s%s", cls, label);
 	}
-	if (r->rb->v->line_fixnum)
+	if (rb->v->line_fixnum)
 		line = (loc[3] & 1) ? (uint32_t)(loc[3] >> 1) : 0;
 	else
 		line = (uint32_t)loc[3] < (1u << 30) ? (uint32_t)loc[3] : 0;
@@ -488,38 +485,19 @@ static const struct frame_names_words words = {
 	.changed = "their iseq was freed and its memory reused",
 };
 
-static struct frame_names *names_new(void)
-{
-	return frame_names__new(&words);
-}
-
-static int frame_name(struct frame_names *n, const struct proc_key *p, const void *b,
-		      uint64_t bias, uint64_t v, uint64_t data, struct runtime_frame *out)
-{
-	struct ruby_read r = { p, b, bias, v, data };
-	const struct frame_name *fn;
-
-	/*
-	 * Named by the frame alone: its owner comes with the walk's note of
-	 * it, the first time, not in the stack, for a method's iseq is one
-	 * class's.
-	 */
-	fn = frame_names__get(n, p, v, 0, b ? read_name : NULL, &r);
-
-	if (!fn)
-		return -ENOENT;
-	*out = (struct runtime_frame){ fn->name, fn->func, fn->file, fn->line };
-	return 0;
-}
-
 const struct runtime_ops ruby_runtime = {
 	.name = "ruby",
 	.id = RUNTIME_RUBY,
 	.probe = probe,
 	.binary_free = binary_free,
 	.bpf_proc = bpf_proc,
-	.unknown = "[unknown ruby]",
 	.frame_kind = FRAME_RUBY,
-	.names_new = names_new,
-	.frame_name = frame_name,
+	.words = &words,
+	.read_name = read_name,
+	/*
+	 * Named by the frame alone: its owner comes with the walk's note of
+	 * it, the first time, not in the stack, for a method's iseq is one
+	 * class's.
+	 */
+	.named_by_frame = true,
 };

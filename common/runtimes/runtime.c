@@ -101,7 +101,7 @@ struct runtime_names *runtime_names__new(void)
 	struct runtime_names *n = calloc(1, sizeof(*n));
 
 	for (size_t i = 0; n && i < NRUNTIMES; i++) {
-		n->names[i] = runtimes[i]->names_new();
+		n->names[i] = frame_names__new(runtimes[i]->words);
 		if (!n->names[i]) {
 			runtime_names__free(n);
 			return NULL;
@@ -143,17 +143,24 @@ int runtime_names__get(struct runtime_names *n, const struct proc_key *p,
 		       const struct runtime_binary *rb, uint64_t bias, uint64_t v, uint64_t data,
 		       struct runtime_frame *out)
 {
-	int err;
+	struct runtime_read r = { p, NULL, bias, v, data };
+	const struct runtime_ops *ops;
+	const struct frame_name *fn;
 
 	/* A frame is its own runtime's to name, whatever binary the process runs now. */
 	for (size_t i = 0; i < NRUNTIMES; i++) {
-		if (runtimes[i]->id != RUNTIME_FRAME_ID(v))
+		ops = runtimes[i];
+		if (ops->id != RUNTIME_FRAME_ID(v))
 			continue;
-		err = runtimes[i]->frame_name(n->names[i], p,
-					      rb && rb->ops == runtimes[i] ? rb->binary : NULL,
-					      bias, v, data, out);
-		out->kind = runtimes[i]->frame_kind;
-		return err;
+		r.binary = rb && rb->ops == ops ? rb->binary : NULL;
+		out->kind = ops->frame_kind;
+		fn = frame_names__get(n->names[i], p, v, ops->named_by_frame ? 0 : data,
+				      r.binary ? ops->read_name : NULL, &r);
+		if (!fn)
+			return -ENOENT;
+		*out = (struct runtime_frame){ fn->name, fn->func, fn->file, fn->line, ops->frame_kind,
+					       fn->inlined, fn->ninlined };
+		return 0;
 	}
 	return -ENOENT;
 }
@@ -162,14 +169,14 @@ const char *runtime__unknown_name(uint64_t v)
 {
 	for (size_t i = 0; i < NRUNTIMES; i++)
 		if (runtimes[i]->id == RUNTIME_FRAME_ID(v))
-			return runtimes[i]->unknown;
+			return runtimes[i]->words->unknown;
 	return "[unknown]";
 }
 
 bool runtime__is_unknown_name(const char *name)
 {
 	for (size_t i = 0; i < NRUNTIMES; i++)
-		if (name == runtimes[i]->unknown)
+		if (name == runtimes[i]->words->unknown)
 			return true;
 	return false;
 }

@@ -15,7 +15,13 @@
 #include "unwind.h"
 #include "runtimes/runtime_proc.h"
 
-struct runtime_frame;
+/* One of its frames to be named, as the seam hands it to the runtime's read_name. */
+struct runtime_read {
+	const struct proc_key *p;	/* the frame's process */
+	const void *binary;		/* the runtime's view of its interpreter: its probe()'s */
+	uint64_t bias;			/* ... its load bias */
+	uint64_t v, data;		/* the frame, and its data slot */
+};
 
 /*
  * One runtime. @binary is its own view of one of its interpreters' binaries,
@@ -43,15 +49,14 @@ struct runtime_ops {
 	/* Optional: is a perf map's @name one of its trampolines? */
 	bool (*trampoline_name)(const char *name);
 
-	/* Its frames, as the reports print them: their kind, and the name of one not named. */
+	/* Its frames, as the reports print them. */
 	enum frame_kind frame_kind;
-	const char *unknown;	/* "[unknown python]" */
-
-	/* Its store of names (common/runtimes/names.h), made with the words of its losses. */
-	struct frame_names *(*names_new)(void);
-	/* Frame @v (and its @data slot) of process @p (@binary NULL: not known now): 0, or -ENOENT. */
-	int (*frame_name)(struct frame_names *names, const struct proc_key *p, const void *binary,
-			  uint64_t bias, uint64_t v, uint64_t data, struct runtime_frame *out);
+	/* Its store of names' words for its losses; .unknown names a frame not named. */
+	const struct frame_names_words *words;
+	/* Reads a frame's name: @ctx is a const struct runtime_read *. */
+	frame_name_read_fn read_name;
+	/* Its frames named by themselves, their data slot only what the walk said of one the first time. */
+	bool named_by_frame;
 };
 
 /* The runtimes, each its own room: cpython.c, v8.c, hotspot.c, php.c, perl.c,

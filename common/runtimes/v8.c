@@ -485,13 +485,6 @@ static uint32_t line_of(const struct lines *l, int64_t pos)
 	return lo + 1;
 }
 
-/* A JavaScript frame to be named: its process, V8 and frame. */
-struct v8_read {
-	const struct proc_key *p;
-	const struct v8_binary *b;
-	uint64_t v;
-};
-
 /*
  * Reads frame @v's SharedFunctionInfo in process @p: its function's name,
  * its script's and its first line, if it is still the function the frame
@@ -499,9 +492,10 @@ struct v8_read {
  */
 static int read_name(void *ctx, struct frame_name *out)
 {
-	const struct v8_read *r = ctx;
-	const struct heap h = { r->p->tgid, r->b };
-	const int *v = r->b->v;
+	const struct runtime_read *r = ctx;
+	const struct v8_binary *b = r->binary;
+	const struct heap h = { r->p->tgid, b };
+	const int *v = b->v;
 	uint64_t shared = V8_FRAME_SHARED(r->v) + V8_HEAP_TAG, name_or_si, script, name = 0, data;
 	char func[4 * V8_NAME_MAX + 4] = "", file[4 * V8_FILE_MAX + 4] = "";
 	int64_t start = -1;
@@ -557,31 +551,13 @@ static const struct frame_names_words words = {
 	.changed = "their function was moved or freed by V8's collector",
 };
 
-static struct frame_names *names_new(void)
-{
-	return frame_names__new(&words);
-}
-
-static int frame_name(struct frame_names *n, const struct proc_key *p, const void *b,
-		      uint64_t bias, uint64_t v, uint64_t data, struct runtime_frame *out)
-{
-	struct v8_read r = { p, b, v };
-	const struct frame_name *fn = frame_names__get(n, p, v, data, b ? read_name : NULL, &r);
-
-	if (!fn)
-		return -ENOENT;
-	*out = (struct runtime_frame){ fn->name, fn->func, fn->file, fn->line };
-	return 0;
-}
-
 const struct runtime_ops v8_runtime = {
 	.name = "v8",
 	.id = RUNTIME_V8,
 	.probe = probe,
 	.binary_free = binary_free,
 	.bpf_proc = bpf_proc,
-	.unknown = "[unknown js]",
 	.frame_kind = FRAME_JS,
-	.names_new = names_new,
-	.frame_name = frame_name,
+	.words = &words,
+	.read_name = read_name,
 };
