@@ -410,7 +410,7 @@ value() {
 	"$BIN/profile" -v -U -F 499 --pprof-dir "$T/pd" --pprof-interval 1 > "$T/out" 2> "$T/err" &
 	XPID=$!
 	wait_for_line "$T/out" Sampling
-	"$WL/nofp" many "$WL/libpadlib.so" "$T/libs" 400 20 > "$T/w" &
+	"$WL/nofp" many "$WL/libpadlib.so" "$T/libs" 400 20 wait > "$T/w" &
 	WPID=$!
 	# The 40 run again once the tool has let their first run's symbols go:
 	# their processes seen gone at one report, let go at the next (one

@@ -705,8 +705,8 @@ traced_while() {
 	require_bpf
 	# 2,000 copies of a library of 1,557 rows (3.1 million rows in all),
 	# each dlopen()ed by a process of its own for 8 ms of its CPU (about 4
-	# samples, however busy the machine), in turn; then the
-	# first 200 again, their rows given back long before. --unwind-memory 8
+	# samples, however busy the machine), in turn; then 200 of them again
+	# (1,000 to 1,199), their rows given back long before. --unwind-memory 8
 	# has room for 786,432 rows: without giving rows back, 1,606 copies
 	# went without CFI and were said not to fit; without reading a binary
 	# mapped again, the last 200 had 6 of 675 samples whole.

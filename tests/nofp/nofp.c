@@ -10,17 +10,18 @@
  *                                dlopen()s LIB (a copy of libnofplib.so),
  *                                prints "loaded" and calls its nofplib_outer
  *                                from nofp_dlopened
- *        nofp many LIB DIR N MS -- copies LIB (libpadlib.so) to DIR/libI.so
+ *        nofp many LIB DIR N MS [wait] -- copies LIB (libpadlib.so) to DIR/libI.so
  *                                for I < N, then forks N + N / 10 processes
  *                                in turn, process I to dlopen() lib I % N,
  *                                call its nofplib_outer from nofp_dlopened
  *                                until it has had MS ms of CPU time (its
  *                                thread's clock: as many samples each, however
  *                                busy the machine; 5 MS for those run again)
- *                                and exit; prints "lib I pid PID" for each,
- *                                "again?" before N / 10 of them from the
- *                                middle run again, after SIGUSR1; removes
- *                                the copies, then prints "done"
+ *                                and exit; prints "lib I pid PID" for each;
+ *                                N / 10 of them from the middle run again
+ *                                (with "wait": once it has printed "again?"
+ *                                and had SIGUSR1); removes the copies, then
+ *                                prints "done"
  *        nofp swap LIB1 LIB2 SECONDS -- the same with LIB1 for SECONDS, which
  *                                it then dlclose()s, then LIB2 (libswaplib.so,
  *                                swaplib_outer...) for SECONDS; prints each
@@ -396,7 +397,7 @@ int main(int argc, char **argv)
 		printf("loaded\n");
 		fflush(stdout);
 		nofp_dlopened(outer, now() + lifetime(argv[3]));
-	} else if (!strcmp(mode, "many") && argc == 6) {
+	} else if (!strcmp(mode, "many") && (argc == 6 || (argc == 7 && !strcmp(argv[6], "wait")))) {
 		long n = atol(argv[4]);
 		double ms = atof(argv[5]);
 		char path[4096];
@@ -415,7 +416,7 @@ int main(int argc, char **argv)
 			int status;
 			pid_t pid;
 
-			if (i == n) {
+			if (i == n && argc == 7) {
 				printf("again?\n");
 				fflush(stdout);
 				sigwait(&set, &sig);
