@@ -5,6 +5,7 @@
 
 #include "walk.bpf.h"
 #include "runtimes/procs.bpf.h"
+#include "runtimes/merge.bpf.h"
 #include "runtimes/python.h"
 
 /*
@@ -19,8 +20,7 @@ struct {
 } py_threads SEC(".maps");
 
 /*
- * A walk's Python state, a copy of its process's interpreter, and the
- * stack the Python frames are merged into. Kept here rather than on the
+ * A walk's Python state and a copy of its process's interpreter. Kept here rather than on the
  * stack, where the verifier would tell every value apart (each index,
  * each flag) and follow the walk once for each: here they are unknown
  * but bounded, and one look at a step serves all.
@@ -30,27 +30,20 @@ struct py_scratch {
 	__u8 code[PY_CODE_READ];
 	struct py_proc proc;
 	struct proc_key key;
-	struct stack_trace out;	/* the stack, Python frames in */
 	__u64 next;		/* the next Python frame; 0: none */
 	__u64 cframe;		/* 3.11: the _PyCFrame of the loop call the next frame is in */
 	__u64 outer;		/* 3.11: the frame the loop call further out is at */
-	__u64 native;		/* the loop's frame being replaced */
-	__u64 hi;		/* ... its caller's stack pointer, above its C locals */
+	__u64 hi;		/* the loop frame being replaced: its caller's stack pointer, above its C locals */
 	__u64 stack_lo, stack_hi;	/* the walk's stack: its first and last frames' stack pointers */
 	__u64 interp, tstate;		/* the thread search's place (0: its list's end), */
 	__u64 thread;			/* ... and what it found: the current thread's state */
 	__u64 chain;			/* 3.9, 3.10: the next frame the chain's count reaches */
 	__u64 seg_next, seg_cframe;	/* where its replacing began: next and cframe, */
-	__u32 seg_nout;			/* ... and nout */
-	__u32 in, nin;		/* the native frame to merge next, of how many */
-	__u32 nout;
+	__u32 seg_nout;			/* ... and the merged stack's depth */
+	__u32 nin;		/* the native walk's depth */
 	__u32 unlinked;		/* 3.9, 3.10: the innermost loop frames that have no frame linked in */
 	__u32 evals, linked;	/* ... counted: loop frames, and frames in the chain */
 	__u32 ns_tid;		/* the walk's thread's id in its own PID namespace */
-	__u8 active;		/* the walk's process runs CPython */
-	__u8 replacing;		/* a loop's frame, a Python frame a step */
-	__u8 pushed;		/* ... which one did take the place of */
-	__u8 cut;		/* the merged stack had no room for all */
 };
 
 struct {
@@ -207,24 +200,11 @@ static __always_inline bool py_in_eval(const struct py_proc *py, __u64 v)
 	return in;
 }
 
-/* Appends @v to the merged stack, if there is room. */
-static __always_inline void py_emit(struct py_scratch *s, __u64 v)
-{
-	__u32 o = s->nout;
-
-	if (o >= STACK_MAX_DEPTH) {
-		s->cut = 1;
-		return;
-	}
-	s->out.ips[o] = v;
-	s->nout = o + 1;
-}
-
 /*
  * The frame of code object @code, checked to be one (its type is
  * PyCode_Type); "[unknown python]" when it is not, or cannot be read.
  */
-static __always_inline void py_emit_code(struct py_scratch *s, __u64 code)
+static __always_inline void py_emit_code(struct py_scratch *s, struct merge_state *m, __u64 code)
 {
 	const struct py_proc *py = &s->proc;
 	__u64 v = UNWIND_MARK_PY_UNKNOWN, name, file;
@@ -238,8 +218,7 @@ static __always_inline void py_emit_code(struct py_scratch *s, __u64 code)
 		line = runtime_field32(s->code, PY_CODE_READ, py->l.code_firstlineno);
 		v = PY_FRAME(code, py_frame_check(name, file, line));
 	}
-	py_emit(s, v);
-	s->pushed = 1;
+	merge_push(m, v);
 	if (v == UNWIND_MARK_PY_UNKNOWN)
 		UNWIND_COUNT(py_unknown);
 	else
@@ -247,13 +226,11 @@ static __always_inline void py_emit_code(struct py_scratch *s, __u64 code)
 }
 
 /* The loop's frame is replaced, or kept where no Python frame took its place. */
-static __always_inline void py_replaced(struct py_scratch *s)
+static __always_inline void py_replaced(struct merge_state *m)
 {
-	s->replacing = 0;
-	if (!s->pushed)
-		py_emit(s, s->native);
-	else
+	if (m->pushed)
 		UNWIND_COUNT(py_loops);
+	merge_replaced(m);
 }
 
 /*
@@ -264,15 +241,15 @@ static __always_inline void py_replaced(struct py_scratch *s)
  * already (its first and last instructions). Taken back then, for the
  * loop frames further out; this one stays as it is.
  */
-static __always_inline void py_loop_end(struct py_scratch *s, __u64 marker)
+static __always_inline void py_loop_end(struct py_scratch *s, struct merge_state *m, __u64 marker)
 {
 	if (marker >= s->hi && marker < s->stack_hi) {
-		s->nout = s->seg_nout;
+		m->nout = s->seg_nout;
 		s->next = s->seg_next;
 		s->cframe = s->seg_cframe;
-		s->pushed = 0;
+		m->pushed = 0;
 	}
-	py_replaced(s);
+	py_replaced(m);
 }
 
 /*
@@ -281,14 +258,16 @@ static __always_inline void py_loop_end(struct py_scratch *s, __u64 marker)
  * loop call runs one frame; after, the frames up to the entry frame that
  * starts the call, or to the one marked as its first.
  */
-static __always_inline void py_replace_step(struct py_scratch *s)
+static __always_inline void py_replace_step(struct merge_state *m)
 {
-	const struct py_proc *py = &s->proc;
-	__u64 frame = s->next, code;
+	struct py_scratch *s = py_state();
+	const struct py_proc *py;
+	__u64 frame, code;
 	bool last;
 
-	if (!frame)
-		return py_replaced(s);
+	if (!s || !(frame = s->next))
+		return py_replaced(m);
+	py = &s->proc;
 	/*
 	 * 3.11: the frame the loop call further out is at, reached before
 	 * this call's entry frame. This call is in its first instructions,
@@ -303,19 +282,19 @@ static __always_inline void py_replace_step(struct py_scratch *s)
 	if (frame == s->outer) {
 		code = s->cframe;
 		s->cframe = py_read(code + py->l.cframe_previous);
-		return py_loop_end(s, code);
+		return py_loop_end(s, m, code);
 	}
 	if (bpf_probe_read_user(s->frame, sizeof(s->frame), (const void *)frame)) {
 		/* Lost: the loop calls further out keep their own frames. */
 		s->next = 0;
-		py_emit_code(s, 0);
-		return py_replaced(s);
+		py_emit_code(s, m, 0);
+		return py_replaced(m);
 	}
 	s->next = runtime_field64(s->frame, PY_FRAME_READ, py->l.frame_previous);
 	code = runtime_field64(s->frame, PY_FRAME_READ, py->l.frame_code) & ~(__u64)py->l.code_tag;
 	if (py->l.frames == PY_FRAMES_OBJECT) {
-		py_emit_code(s, code);
-		return py_replaced(s);
+		py_emit_code(s, m, code);
+		return py_replaced(m);
 	}
 	/*
 	 * An entry frame lives on the C stack; one elsewhere is a shim the
@@ -324,83 +303,54 @@ static __always_inline void py_replace_step(struct py_scratch *s)
 	if (py->l.frame_owner != PY_NO_FIELD &&
 	    runtime_field8(s->frame, PY_FRAME_READ, py->l.frame_owner) >= py->l.owner_entry) {
 		if (frame >= s->stack_lo && frame < s->stack_hi)
-			py_loop_end(s, frame);
+			py_loop_end(s, m, frame);
 		return;
 	}
 	last = py->l.frame_entry != PY_NO_FIELD &&
 	       runtime_field8(s->frame, PY_FRAME_READ, py->l.frame_entry);
 	/* No code object (3.13's None in a frame that is no function's): passed. */
 	if (code)
-		py_emit_code(s, code);
+		py_emit_code(s, m, code);
 	if (last) {
 		code = s->cframe;
 		s->cframe = py_read(code + py->l.cframe_previous);
-		py_loop_end(s, code);
+		py_loop_end(s, m, code);
 	}
 }
 
 /*
- * One step of the merge: a Python frame, or the next native frame; 0 to go
- * on. A global function, which the verifier checks once, with what the
- * steps before left in this CPU's py_scratch: as the bpf_loop() callback
- * itself it was checked until its states stopped changing, 3 of the 24 ms
- * the verifier took for profile's sampling program on 6.18.
+ * Native frame @v, the walk's @j-th: each frame of the interpreter loop
+ * the Python frames that call of it was running, but for the innermost
+ * that have none linked in yet.
  */
-__noinline int py_merge_one(void)
+static __always_inline int py_frame(struct merge_state *m, __u64 v, __u32 j)
 {
 	struct py_scratch *s = py_state();
 	struct unwind_scratch *sc;
-	struct stack_trace *in;
-	struct unwind_sps *sps;
-	__u32 zero = 0, j;
-	__u64 v, up;
+	__u32 zero = 0;
+	__u64 up;
 
-	/* The native walk's stack: bpf_loop() hands callbacks the stack's pointers only. */
-	in = bpf_map_lookup_elem(&stack_scratch, &zero);
 	sc = bpf_map_lookup_elem(&unwind_scratch, &zero);
-	if (!s || !in || !sc || s->cut)
-		return 1;
-	sps = &sc->sps;
-	if (s->replacing) {
-		py_replace_step(s);
-		return 0;
+	if (!s || !sc || !s->next || !py_in_eval(&s->proc, v))
+		return MERGE_KEEP;
+	if (s->unlinked) {
+		s->unlinked--;
+		return MERGE_KEEP;
 	}
-	j = s->in;
-	if (j >= s->nin || j >= STACK_MAX_DEPTH)
-		return 1;
-	s->in = j + 1;
-	v = in->ips[j];
-	if (s->next && py_in_eval(&s->proc, v)) {
-		if (s->unlinked) {
-			s->unlinked--;
-			py_emit(s, v);
-			return 0;
-		}
-		s->replacing = 1;
-		s->pushed = 0;
-		s->native = v;
-		s->seg_next = s->next;
-		s->seg_cframe = s->cframe;
-		s->seg_nout = s->nout;
-		s->outer = 0;
-		if (s->proc.l.cframe_previous != PY_NO_FIELD && s->cframe)
-			s->outer = py_read(py_read(s->cframe + s->proc.l.cframe_previous) +
-					   s->proc.l.cframe_frame);
-		s->hi = ~0ULL;
-		up = (__u64)j + 1;
-		/* Tested on the register used for the load: clang may test another copy. */
-		barrier_var(up);
-		if (up < s->nin && up < STACK_MAX_DEPTH)
-			s->hi = sps->sp[up] & ~UNWIND_SP_VIA_FP;
-		return 0;
-	}
-	py_emit(s, v);
-	return 0;
-}
-
-static long py_merge_step(__u32 i, void *arg)
-{
-	return py_merge_one() != 0;
+	s->seg_next = s->next;
+	s->seg_cframe = s->cframe;
+	s->seg_nout = m->nout;
+	s->outer = 0;
+	if (s->proc.l.cframe_previous != PY_NO_FIELD && s->cframe)
+		s->outer = py_read(py_read(s->cframe + s->proc.l.cframe_previous) +
+				   s->proc.l.cframe_frame);
+	s->hi = ~0ULL;
+	up = (__u64)j + 1;
+	/* Tested on the register used for the load: clang may test another copy. */
+	barrier_var(up);
+	if (up < s->nin && up < STACK_MAX_DEPTH)
+		s->hi = sc->sps.sp[up] & ~UNWIND_SP_VIA_FP;
+	return MERGE_REPLACE;
 }
 
 /* The C stack the walk of @n frames went through, from its first frame's stack pointer. */
@@ -473,65 +423,31 @@ static __always_inline void py_count_unlinked(struct py_scratch *s)
 		s->unlinked = s->evals - s->linked;
 }
 
-/*
- * After the native walk of @n frames into @t (stack_scratch's): each frame of CPython's
- * interpreter loop becomes the Python frames that call of it was running,
- * from the thread's innermost Python frame outwards. Where there are none
- * to be had (a thread state not found, a frame not readable), the loop's
- * own frame stays. The new depth.
- */
-static __always_inline int py_merge(struct stack_trace *t, int n)
+/* The merge of a walk of @n frames begins: where its stack lies, and the loop frames with no frame linked in. */
+static __always_inline void py_merge_begin(int n)
 {
 	struct py_scratch *s = py_state();
-	bool deeper;
 
 	if (!s)
-		return n;
-	if (s->active && n > 0 && n <= STACK_MAX_DEPTH) {
-		/* The stack went deeper than its slots: said again at the merged one's end. */
-		deeper = n == STACK_MAX_DEPTH && (t->ips[STACK_MAX_DEPTH - 1] & UNWIND_DEEPER) &&
-			 t->ips[STACK_MAX_DEPTH - 1] < UNWIND_MARK_NO_CFI;
-		if (deeper)
-			t->ips[STACK_MAX_DEPTH - 1] &= ~UNWIND_DEEPER;
-		s->in = s->nout = 0;
-		s->nin = n;
-		s->replacing = s->cut = 0;
-		py_stack_bounds(s, n);
-		py_count_unlinked(s);
-		/* Every native frame, and a Python frame for each slot: no more can fit. */
-		bpf_loop(2 * STACK_MAX_DEPTH + 2, py_merge_step, NULL, 0);
-		if (s->replacing && !s->cut)
-			py_replaced(s);
-		bpf_probe_read_kernel(t, sizeof(*t), &s->out);
-		if ((deeper || s->cut) && s->nout == STACK_MAX_DEPTH &&
-		    t->ips[STACK_MAX_DEPTH - 1] < UNWIND_MARK_NO_CFI)
-			t->ips[STACK_MAX_DEPTH - 1] |= UNWIND_DEEPER;
-	} else {
-		s->nout = n;
-	}
-	/*
-	 * Read back from the map, which the verifier does not know: one
-	 * depth, however the merge went, for the stack's storing to follow
-	 * once rather than once for each way.
-	 */
-	return s->nout;
+		return;
+	s->nin = n;
+	py_stack_bounds(s, n);
+	py_count_unlinked(s);
 }
 
 /*
- * A walk of process @k starts (@p: its runtime, or NULL): Python's part
- * of it is on if the process runs CPython, from the thread's innermost
- * frame. A global function: the verifier checks it once, and its caller
- * goes on from one state whichever way it went (static, it was checked
- * in the caller's state, 1 ms more of the sampling program's load).
+ * A walk of process @k starts (@p: its runtime, or NULL): if it runs
+ * CPython, Python's frames are merged in from the thread's innermost one.
+ * A global function: the verifier checks it once, and its caller goes on
+ * from one state whichever way it went (static, it was checked in the
+ * caller's state, 1 ms more of the sampling program's load).
  */
 __noinline int py_start(const struct proc_key *k, struct runtime_proc *p)
 {
 	struct py_scratch *s = py_state();
+	struct merge_state *m = merge_state();
 
-	if (!s)
-		return 0;
-	s->active = 0;
-	if (!k || !p || p->runtime != RUNTIME_PYTHON)
+	if (!s || !m || !k || !p || p->runtime != RUNTIME_PYTHON)
 		return 0;
 	s->proc = p->py;
 	s->key = *k;
@@ -539,7 +455,7 @@ __noinline int py_start(const struct proc_key *k, struct runtime_proc *p)
 	py_first_frame(s);
 	if (!s->next)
 		UNWIND_COUNT(py_no_thread);
-	s->active = 1;
+	m->runtime = RUNTIME_PYTHON;
 	return 0;
 }
 

@@ -48,6 +48,8 @@ static __always_inline int runtimes_step(__u64 bcp)
 static __always_inline int runtimes_frame(struct merge_state *m, __u64 v, __u32 j)
 {
 	switch (m->runtime) {
+	case RUNTIME_PYTHON:
+		return py_frame(m, v, j);
 	case RUNTIME_PHP:
 		return php_frame(m, v);
 	case RUNTIME_PERL:
@@ -62,6 +64,8 @@ static __always_inline int runtimes_frame(struct merge_state *m, __u64 v, __u32 
 static __always_inline void runtimes_replace_step(struct merge_state *m)
 {
 	switch (m->runtime) {
+	case RUNTIME_PYTHON:
+		return py_replace_step(m);
 	case RUNTIME_PHP:
 		return php_replace_step(m);
 	case RUNTIME_PERL:
@@ -69,6 +73,21 @@ static __always_inline void runtimes_replace_step(struct merge_state *m)
 	case RUNTIME_RUBY:
 		return ruby_replace_step(m);
 	}
+	merge_replaced(m);
+}
+
+/* The merge of a walk of @n frames begins: a runtime readies what it needs of the walk's stack. */
+static __always_inline void runtimes_merge_begin(struct merge_state *m, int n)
+{
+	if (m->runtime == RUNTIME_PYTHON)
+		py_merge_begin(n);
+}
+
+/* The merge ends while a loop's frame is being replaced: it is, as far as its runtime got. */
+static __always_inline void runtimes_replaced(struct merge_state *m)
+{
+	if (m->runtime == RUNTIME_PYTHON)
+		return py_replaced(m);
 	merge_replaced(m);
 }
 
@@ -135,10 +154,11 @@ static __always_inline int runtimes_merge_loops(struct stack_trace *t, int n)
 		m->in = m->nout = 0;
 		m->nin = n;
 		m->replacing = m->cut = 0;
+		runtimes_merge_begin(m, n);
 		/* Every native frame, and a runtime's frame for each slot and as many passed. */
 		bpf_loop(3 * STACK_MAX_DEPTH, runtimes_merge_step, NULL, 0);
 		if (m->replacing && !m->cut)
-			merge_replaced(m);
+			runtimes_replaced(m);
 		bpf_probe_read_kernel(t, sizeof(*t), &m->out);
 		if ((deeper || m->cut) && m->nout == STACK_MAX_DEPTH &&
 		    t->ips[STACK_MAX_DEPTH - 1] < UNWIND_MARK_NO_CFI)
@@ -158,7 +178,7 @@ static __always_inline int runtimes_merge_loops(struct stack_trace *t, int n)
  */
 static __always_inline int runtimes_merge(struct stack_trace *t, int n)
 {
-	return hotspot_announce(runtimes_merge_loops(t, v8_merge(t, py_merge(t, n))));
+	return hotspot_announce(runtimes_merge_loops(t, v8_merge(t, n)));
 }
 
 #else
