@@ -24,9 +24,8 @@ struct runtime_read {
 };
 
 /*
- * One runtime. @binary is its own view of one of its interpreters' binaries,
- * @names its store of the names of its frames: the seam hands each back to
- * the runtime it came from, and to no other.
+ * One runtime. @binary is its own view of one of its interpreters' binaries:
+ * the seam hands it back to the runtime it came from, and to no other.
  */
 struct runtime_ops {
 	const char *name;	/* "python": BPFSCOPE_DISABLE=NAME leaves it native */
@@ -51,7 +50,7 @@ struct runtime_ops {
 
 	/* Its frames, as the reports print them. */
 	enum frame_kind frame_kind;
-	/* Its store of names' words for its losses; .unknown names a frame not named. */
+	/* The words its losses are said in at exit; .unknown names a frame it could not name. */
 	const struct frame_names_words *words;
 	/* Reads a frame's name: @ctx is a const struct runtime_read *. */
 	frame_name_read_fn read_name;
