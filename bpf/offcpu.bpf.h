@@ -114,7 +114,7 @@ static __always_inline void offcpu_exit(struct offcpu_period *p)
 static __always_inline void offcpu_stacks(void *ctx, const struct proc_key *k, __u64 *user,
 					  __u64 *kernel)
 {
-	*user = filter.user_stacks ? stack_take_user(ctx, k) : STACK_NONE;
+	*user = filter.user_stacks ? stack_take_user_leaving(ctx, k) : STACK_NONE;
 	*kernel = filter.kernel_stacks ? stack_take(ctx, 0) : STACK_NONE;
 }
 

@@ -230,8 +230,8 @@ int BPF_PROG(profile_wall_switch, bool preempt, struct task_struct *prev, struct
 			p->key.state = wall_state_of(task_state(prev, true), preempt);
 			p->key.syscall = wall_syscall_of(prev);
 			proc_key_of(prev, &p->key.proc);
-			p->key.user_stack = user_stacks ? stack_take_user(ctx, &p->key.proc) :
-							  STACK_NONE;
+			p->key.user_stack = user_stacks ?
+				stack_take_user_leaving(ctx, &p->key.proc) : STACK_NONE;
 			p->key.kernel_stack = kernel_stacks ? stack_take(ctx, 0) : STACK_NONE;
 			count_lost(p->key.user_stack, &lost_user_stacks);
 			count_lost(p->key.kernel_stack, &lost_kernel_stacks);

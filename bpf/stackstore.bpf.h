@@ -6,6 +6,7 @@
 #include "stack_key.h"
 #include "walk.bpf.h"
 #include "unwind.bpf.h"
+#include "walkmemo.bpf.h"
 
 /*
  * Random, from user space: an unprivileged user who cannot know it cannot
@@ -146,6 +147,37 @@ static __always_inline __u64 stack_take_user(void *ctx, const struct proc_key *k
 	}
 	return stack_take(ctx, BPF_F_USER_STACK);
 }
+
+#ifndef BPFSCOPE_LEGACY
+/*
+ * As stack_take_user(), of the current thread as it leaves the CPU:
+ * recalled from its last walk where that walk would find the same stack
+ * again (walkmemo.bpf.h), and kept for its next departure otherwise.
+ */
+static __always_inline __u64 stack_take_user_leaving(void *ctx, const struct proc_key *k)
+{
+	struct pt_regs *regs;
+	__u64 key;
+
+	if (!unwind_cfi)
+		return stack_take_user(ctx, k);
+	regs = unwind_user_regs();
+	if (!regs || !walk_memo_in_syscall(regs))
+		return stack_take_user(ctx, k);
+	key = walk_memo_recall(regs, k);
+	/* Still stored: user space may have emptied the map since. */
+	if (key && bpf_map_lookup_elem(&stacks, &key)) {
+		UNWIND_COUNT(cfi);
+		UNWIND_COUNT(recalled);
+		return key;
+	}
+	key = stack_take_user(ctx, k);
+	walk_memo_keep(regs, key);
+	return key;
+}
+#else
+#define stack_take_user_leaving stack_take_user
+#endif
 
 /* task_struct::start_boottime was real_start_time before 5.5. */
 struct task_struct___pre_5_5 {

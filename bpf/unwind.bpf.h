@@ -137,6 +137,7 @@ int unwind_read_stack(struct unwind_walk *st, __u64 *val, __u64 addr)
 		lo = addr - st->sp <= UNWIND_WINDOW_BELOW ? st->sp : addr - UNWIND_WINDOW_BELOW;
 		if (bpf_probe_read_user(st->window, UNWIND_WINDOW, (const void *)lo)) {
 			st->window_len = 0;
+			UNWIND_IMPURE(st);
 			return unwind_read(val, addr);
 		}
 		st->window_lo = lo;
@@ -148,6 +149,7 @@ int unwind_read_stack(struct unwind_walk *st, __u64 *val, __u64 addr)
 	if (off > UNWIND_WINDOW - 8)
 		return false;
 	*val = *(__u64 *)&st->window[off];
+	unwind_note_read(st, addr, *val);
 	return true;
 }
 
@@ -282,8 +284,10 @@ static __always_inline long unwind_stop(struct unwind_walk *st, struct unwind_ou
 {
 	if (mark)
 		unwind_push(st, out, mark);
-	if (mark)
+	if (mark) {
 		out->counts->truncated++;
+		UNWIND_IMPURE(st);
+	}
 	st->done = 1;
 	return 1;
 }
@@ -314,6 +318,7 @@ static __always_inline long unwind_fp_step(struct unwind_walk *st, struct unwind
 {
 	__u64 fp = st->fp, next_fp, ra;
 
+	UNWIND_IMPURE(st);
 	if (!fp)
 		return unwind_stop(st, out, unwind_at_stack_top(st) ? 0 : UNWIND_MARK_NO_CFI);
 	if (fp < st->sp || (fp & 7) || !unwind_read_stack(st, &ra, fp + 8) ||
@@ -350,6 +355,7 @@ static __always_inline long unwind_nocfi_step(struct unwind_walk *st, struct unw
 {
 	int r = runtimes_step(bcp);
 
+	UNWIND_IMPURE(st);
 	if (r < 0)
 		return unwind_fp_step(st, out);
 	return r ? unwind_stop(st, out, UNWIND_MARK_JAVA) : 0;
@@ -629,6 +635,7 @@ static __always_inline long unwind_step(struct unwind_walk *st, struct unwind_ou
 	 * carries a flag that says the stack went on (unwind.h).
 	 */
 	if (st->n >= STACK_MAX_DEPTH) {
+		UNWIND_IMPURE(st);
 		out->trace->ips[STACK_MAX_DEPTH - 1] |= UNWIND_DEEPER;
 		out->counts->truncated++;
 		st->done = 1;
@@ -646,6 +653,7 @@ static __always_inline long unwind_step(struct unwind_walk *st, struct unwind_ou
 		if (m) {
 			if (!m->n && m->first >= UNWIND_LAZY_ASKED) {
 				st->lazy = 1;
+				UNWIND_IMPURE(st);
 				if (m->first == UNWIND_LAZY) {
 					m->first = UNWIND_LAZY_ASKED;
 					proc_announce_value(&st->key, PROC_BINARY_WANTED, m->id);
@@ -654,6 +662,7 @@ static __always_inline long unwind_step(struct unwind_walk *st, struct unwind_ou
 			st->map = *m;
 			m = &st->map;
 		} else {
+			UNWIND_IMPURE(st);
 			unwind_ask(p, out->counts, &st->key);
 			m = unwind_late_mapping(st);
 			if (!m && !i)
@@ -692,12 +701,24 @@ static __always_inline long unwind_step(struct unwind_walk *st, struct unwind_ou
 	if (!r || UNWIND_ROW_CFA(r) == UNWIND_NONE)
 		return unwind_nocfi_step(st, out, UNWIND_BCP(regs));
 	fp_saved = UNWIND_ROW_FP_SAVED(r);
+	/* Rules that read more than the stack's words, or registers a memo does not keep. */
+	switch (UNWIND_ROW_CFA(r)) {
+	case UNWIND_CFA_SP:
+	case UNWIND_CFA_FP:
+	case UNWIND_CFA_PLT:
+	case UNWIND_CFA_SP_RA_LOW:
+	case UNWIND_END:
+		break;
+	default:
+		UNWIND_IMPURE(st);
+	}
 	switch (UNWIND_ROW_CFA(r)) {
 	case UNWIND_CFA_SP:
 		cfa = st->sp + r->cfa_off;
 		break;
 	case UNWIND_CFA_FP:
 		cfa = st->fp + r->cfa_off;
+		UNWIND_FP_USED(st);
 		break;
 	case UNWIND_CFA_PLT:
 		cfa = st->sp + 8 + ((st->ip & 15) >= (__u64)r->cfa_off ? 8 : 0);
@@ -894,6 +915,9 @@ static __always_inline void unwind_begin(struct unwind_walk *st, struct pt_regs 
 	st->regs = (__u64)regs;
 #endif
 	st->key = *k;
+#ifndef BPFSCOPE_LEGACY
+	st->memo_base = st->sp - UNWIND_WINDOW_BELOW;
+#endif
 }
 
 /*
@@ -965,6 +989,7 @@ static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_k
 	struct unwind_counts *counts;
 	struct unwind_scratch *sc;
 	struct unwind_walk *st;
+	struct unwind_proc *p;
 	__u32 zero = 0;
 	long done;
 
@@ -975,8 +1000,14 @@ static __always_inline int unwind_user(struct pt_regs *regs, const struct proc_k
 	st = &sc->walk;
 	__builtin_memset(st, 0, UNWIND_WALK_BEGIN);
 	unwind_begin(st, regs, k);
-	st->has_proc = unwind_proc_of(k) != NULL;
-	runtimes_start(k);
+	p = unwind_proc_of(k);
+	st->has_proc = p != NULL;
+	/* A runtime's frames are read from its own structures, which no memo checks. */
+	if (runtimes_start(k) || !p)
+		UNWIND_IMPURE(st);
+#ifndef BPFSCOPE_LEGACY
+	st->gen = p ? p->gen : 0;
+#endif
 	if (!st->ip)
 		return 0;
 	done = unwind_steps();

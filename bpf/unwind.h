@@ -188,7 +188,7 @@ struct unwind_proc {
 	__u32 nmaps;
 	__u64 start_ns;
 	__u32 asked;		/* the BPF side asked for its maps to be read again */
-	__u32 pad;
+	__u32 gen;		/* which writing of the entry, never 0: a walk's memo is of one */
 	struct unwind_mapping maps[UNWIND_MAX_MAPPINGS];	/* sorted by start */
 };
 
@@ -266,6 +266,7 @@ struct unwind_counts {
 	__u64 js_frames;	/* JavaScript frames named by their function */
 	__u64 js_unknown;	/* ... whose function could not be read */
 	__u64 java_frames;	/* Java frames walked by what the JVM says of its code */
+	__u64 recalled;		/* of cfi: a blocked thread's, known from its last walk (walkmemo.bpf.h) */
 };
 
 /*

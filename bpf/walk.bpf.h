@@ -132,6 +132,15 @@ struct unwind_sps {
 #define UNWIND_WINDOW_BELOW	64
 
 /*
+ * The words of the stack a walk may read and still be recalled
+ * (walkmemo.bpf.h), and how far above its first stack pointer less
+ * UNWIND_WINDOW_BELOW (a word's index there fits a byte): a blocked
+ * thread's stack of a dozen frames or so.
+ */
+#define UNWIND_MEMO_WORDS	24
+#define UNWIND_MEMO_SPAN	2048
+
+/*
  * Where a walk is: the registers of the frame it is in, and what it found.
  * It lies in this CPU's unwind_scratch, where each step (a call of
  * unwind_step_kept()) takes it up as the last left it: scalars only, as a
@@ -160,6 +169,15 @@ struct unwind_walk {
 #ifndef BPFSCOPE_LEGACY
 	__u32 looked_up;	/* the kernel was asked for the mapping of an address */
 	struct unwind_mapping late;	/* what it said, if the binary is known: .n rows, or none */
+	/* What the walk read, for a memo of it: words read_word[0, nreads) from memo_base. */
+	__u64 memo_base;	/* the first stack pointer less UNWIND_WINDOW_BELOW */
+	__u64 read_sum;		/* the words' values, hashed in the order read */
+	__u32 gen;		/* of the process's entry when it began */
+	__u16 reach;		/* bytes from memo_base the reads took */
+	__u8 nreads;
+	__u8 impure;		/* it depended on more than its registers and those reads */
+	__u8 fp_used;		/* a frame's CFA was its frame pointer: the first one's counts */
+	__u8 read_word[UNWIND_MEMO_WORDS];
 #endif
 	/* The stack read last: window[0, window_len) is what lies at window_lo. */
 	__u64 window_lo;
@@ -178,7 +196,50 @@ struct unwind_walk {
 struct unwind_scratch {
 	struct unwind_sps sps;
 	struct unwind_walk walk;
+#ifndef BPFSCOPE_LEGACY
+	__u8 recall[UNWIND_MEMO_SPAN];	/* the stack as a memo's check reads it again */
+#endif
 };
+
+#ifndef BPFSCOPE_LEGACY
+/* The walk cannot be recalled from what it read: it read or used more. */
+#define UNWIND_IMPURE(st) ((st)->impure = 1)
+/* A frame's CFA was its frame pointer: the one the walk began with counts. */
+#define UNWIND_FP_USED(st) ((st)->fp_used = 1)
+
+/* @sum with one more word of the stack, @val: as stack_hash() mixes frames. */
+static __always_inline __u64 unwind_memo_mix(__u64 sum, __u64 val)
+{
+	sum = (sum ^ val) * 0x9e3779b97f4a7c15ULL;
+	return sum ^ sum >> 32;
+}
+
+/* The walk read @val at @addr of the stack: kept for its memo, if there is room. */
+static __always_inline void unwind_note_read(struct unwind_walk *st, __u64 addr, __u64 val)
+{
+	__u64 off = addr - st->memo_base;
+	__u32 i = st->nreads;
+
+	if (off > UNWIND_MEMO_SPAN - 8 || (off & 7) || i >= UNWIND_MEMO_WORDS) {
+		st->impure = 1;
+		return;
+	}
+	barrier_var(i);
+	if (i >= UNWIND_MEMO_WORDS)
+		return;
+	st->read_word[i] = off / 8;
+	st->read_sum = unwind_memo_mix(st->read_sum, val);
+	st->nreads = i + 1;
+	if (off + 8 > st->reach)
+		st->reach = off + 8;
+}
+#else
+#define UNWIND_IMPURE(st) ((void)(st))
+#define UNWIND_FP_USED(st) ((void)(st))
+static __always_inline void unwind_note_read(struct unwind_walk *st, __u64 addr, __u64 val)
+{
+}
+#endif
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

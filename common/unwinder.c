@@ -96,6 +96,7 @@ struct unwinder {
 	unsigned long long exits;	/* processes forgotten as the kernel said they exited */
 	size_t ntraced, max_traced;	/* processes with an entry, and room for */
 	size_t nrefused;		/* of them, those that map a refused binary */
+	__u32 entry_gen;		/* the last entry written's gen: a walk memo holds for one */
 	bool exit_notes;		/* asked of the BPF side (unwind_exit_notes) */
 	unsigned long long unsupported;	/* rows with rules the unwinder cannot follow */
 	struct losses lost;
@@ -148,6 +149,9 @@ int unwind__configure(const struct unwind_opts *o, const struct unwind_bpf *m, b
 	bpf_program__set_autoload(m->on_new_area,
 				  cfi && probe__tracepoint("mmap", "vm_unmapped_area"));
 	bpf_program__set_autoattach(m->on_new_area, false);
+	/* Task storage, which the legacy object's programs (before 5.17) do not use. */
+	if (tool__legacy_bpf())
+		bpf_map__set_autocreate(m->walk_memos, false);
 	if (!cfi) {
 		pr_debug("user stacks: frame pointers (--unwind=fp)");
 		bpf_map__set_max_entries(rows, 1);
@@ -915,6 +919,9 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 		u->lost.mappings += choose_mappings(m, n, keep);
 	p->exec_id = k->start_ns ? k->exec_id : UNWIND_EXEC_ANY;
 	p->start_ns = k->start_ns;
+	if (!++u->entry_gen)
+		u->entry_gen = 1;
+	p->gen = u->entry_gen;
 	for (size_t i = 0; i < n; i++) {
 		struct table *t = m[i].binary;
 		struct unwind_mapping *um;
@@ -1045,6 +1052,7 @@ static void read_counts(const struct unwinder *u, struct unwind_counts *sum)
 		sum->js_frames += per[i].js_frames;
 		sum->js_unknown += per[i].js_unknown;
 		sum->java_frames += per[i].java_frames;
+		sum->recalled += per[i].recalled;
 	}
 	free(per);
 }
@@ -1063,14 +1071,15 @@ void unwinder__warn_losses(const struct unwinder *u)
 		 "%llu processes (%llu forgotten at their exit); %llu interpreter loop frames in "
 		 "Python's, %llu Python frames unknown, %llu stacks in Python without its thread "
 		 "state; %llu JavaScript frames named by their function, %llu unknown; "
-		 "%llu Java frames walked",
+		 "%llu Java frames walked; %llu blocked threads' stacks recalled from their last "
+		 "walk, unchanged",
 		 (unsigned long long)c->cfi,
 		 (unsigned long long)c->by_build_id, (unsigned long long)c->fp,
 		 (unsigned long long)c->truncated, u->binaries, u->with_cfi, rowstore__used(u->rows),
 		 u->unsupported, u->processes, u->exits, (unsigned long long)c->py_loops,
 		 (unsigned long long)c->py_unknown, (unsigned long long)c->py_no_thread,
 		 (unsigned long long)c->js_frames, (unsigned long long)c->js_unknown,
-		 (unsigned long long)c->java_frames);
+		 (unsigned long long)c->java_frames, (unsigned long long)c->recalled);
 	pr_debug("unwind rows: %zu held in %zu chunks of %u (%zu KiB); %llu binaries' given back "
 		 "when no process used them, %llu made again; %llu big libraries' left until a "
 		 "stack reached them, %llu made then", rowstore__used(u->rows),

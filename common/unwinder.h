@@ -38,6 +38,7 @@ struct unwind_bpf {
 	struct bpf_map *runtime_procs;	/* the runtimes' (bpf/runtimes/procs.bpf.h) */
 	struct bpf_map *counts;		/* struct unwind_counts, per CPU */
 	struct bpf_map *exit_notes;
+	struct bpf_map *walk_memos;	/* bpf/walkmemo.bpf.h */
 };
 
 #define UNWIND_BPF(skel)                                                                   \
@@ -46,7 +47,7 @@ struct unwind_bpf {
 			      (skel)->progs.stack_on_exec, (skel)->progs.stack_on_exit,     \
 			      (skel)->progs.stack_on_new_area,                              \
 			      (skel)->maps.runtime_procs, (skel)->maps.unwind_counters,     \
-			      (skel)->maps.unwind_exit_notes })
+			      (skel)->maps.unwind_exit_notes, (skel)->maps.walk_memos })
 
 /*
  * Before the BPF object is loaded: decides whether user stacks are walked

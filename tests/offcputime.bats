@@ -14,14 +14,15 @@ teardown() {
 	assert_nothing_loaded offcputime
 }
 
-# run_offcpu N MS ARGS...: traces the workload sleeping N x MS ms with
+# run_offcpu N MS ARGS...: traces the workload sleeping N x MS ms (MODE:
+# sleep, or twins) with
 # offcputime ARGS ("@PID" for the workload's pid); output in $T/out; sets
 # WALL, the µs its sleeps took by its own clock (offcpu.c's "done" line).
 run_offcpu() {
 	local n=$1 ms=$2
 	shift 2
 	: > "$T/work"
-	"$WL/offcpu" sleep "$n" "$ms" > "$T/work" &
+	"$WL/offcpu" "${MODE:-sleep}" "$n" "$ms" > "$T/work" &
 	WPID=$!
 	wait_for_line "$T/work" '^pid '
 	: > "$T/out"
@@ -94,6 +95,31 @@ stack_total() {
 	run grep -c Tracing "$T/out"
 	assert_output 0
 	grep -q '^Tracing off-CPU time' "$T/err"
+}
+
+@test "offcputime: a thread blocked where it was before is recalled, and walked again if a caller changed" {
+	require_bpf
+	MODE=twins run_offcpu 20 20 -p @PID -f -v
+	[ "$RC" -eq 0 ]
+	left=$(awk '/;offcpu_left;offcpu_nap;/ { n += $NF } END { print n + 0 }' "$T/out")
+	right=$(awk '/;offcpu_right;offcpu_nap;/ { n += $NF } END { print n + 0 }' "$T/out")
+	echo "offcpu_left $left us, offcpu_right $right us (10 x 20 ms, 10 x 40 ms), the naps' own $WALL us"
+	# Each its own: a stack recalled across the change of caller gives one
+	# the other's naps (the same registers, another return address).
+	[ "$left" -ge $((196000 - SHORT)) ]
+	[ "$right" -ge $((392000 - SHORT)) ]
+	[ $((left + right)) -le $((WALL + 2000)) ]
+	[ $((right * 10)) -ge $((left * 18)) ]
+	[ $((right * 10)) -le $((left * 22)) ]
+	# Four of each five naps are where the last one was. Programs for
+	# kernels before 5.17 keep no memo (no task storage there for them).
+	recalled=$(sed -n "s/.* \([0-9]*\) blocked threads' stacks recalled.*/\1/p" "$T/err")
+	echo "recalled: $recalled"
+	if grep -q 'kernels before 5.17' "$T/err"; then
+		[ "$recalled" -eq 0 ]
+	else
+		[ "$recalled" -ge 12 ]
+	fi
 }
 
 @test "offcputime -K starts kernel stacks at the scheduler, not at the tracer" {

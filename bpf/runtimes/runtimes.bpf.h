@@ -16,9 +16,10 @@
 
 /*
  * A walk of process @k begins: the runtime it runs, if any (one lookup
- * for all: runtime_procs has one entry a process), readies its part.
+ * for all: runtime_procs has one entry a process), readies its part. True
+ * if it runs one.
  */
-static __always_inline void runtimes_start(const struct proc_key *k)
+static __always_inline bool runtimes_start(const struct proc_key *k)
 {
 	struct merge_state *m = merge_state();
 	struct runtime_proc *p = runtime_proc_of(k);
@@ -31,6 +32,7 @@ static __always_inline void runtimes_start(const struct proc_key *k)
 	php_start(k, p);
 	perl_start(k, p);
 	ruby_start(k, p);
+	return p && p->runtime;
 }
 
 /*
@@ -184,8 +186,9 @@ static __always_inline int runtimes_merge(struct stack_trace *t, int n)
 #else
 
 /* Before 5.17 no runtime's frames are walked or merged: that takes bpf_loop. */
-static __always_inline void runtimes_start(const struct proc_key *k)
+static __always_inline bool runtimes_start(const struct proc_key *k)
 {
+	return false;
 }
 
 static __always_inline int runtimes_step(__u64 bcp)

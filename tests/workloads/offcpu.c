@@ -4,6 +4,11 @@
  * usage: offcpu sleep N MS  -- offcpu_sleeper() sleeps MS ms, N times
  *        offcpu pipe N MS   -- offcpu_reader() blocks reading a pipe that
  *                              offcpu_waker() writes to MS ms later, N times
+ *        offcpu twins N MS  -- offcpu_left() and offcpu_right() take turns,
+ *                              five calls each, N in all, to have offcpu_nap()
+ *                              sleep MS and 2 x MS ms: its registers in the
+ *                              sleep are the same from both, its return
+ *                              address not
  * Prints "pid PID", waits for SIGUSR1, does the work, prints "done OFF
  * WALL": the microseconds the sleeps, or the reads of the pipe, took, by
  * its own clocks, less its thread's CPU time meanwhile (OFF) and in all
@@ -74,6 +79,30 @@ __attribute__((noinline)) void offcpu_waker(void)
 		exit(1);
 }
 
+__attribute__((noinline)) void offcpu_nap(int nap_ms)
+{
+	struct timespec ts = { nap_ms / 1000, (nap_ms % 1000) * 1000000L };
+
+	sys3(SYS_nanosleep, (long)&ts, 0, 0);
+}
+
+/* Not tail calls: each stays on the stack below offcpu_nap(), in a frame of the same size. */
+static volatile int naps;
+
+__attribute__((noinline)) void offcpu_left(void)
+{
+	offcpu_nap(ms);
+	naps++;
+}
+
+__attribute__((noinline)) void offcpu_right(void)
+{
+	offcpu_nap(2 * ms);
+	naps++;
+}
+
+static void (*const twins[2])(void) = { offcpu_left, offcpu_right };
+
 static void *reader_thread(void *arg)
 {
 	for (int i = 0; i < n; i++)
@@ -110,6 +139,9 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "sleep")) {
 		for (int i = 0; i < n; i++)
 			TIMED(offcpu_sleeper());
+	} else if (!strcmp(argv[1], "twins")) {
+		for (int i = 0; i < n; i++)
+			TIMED(twins[i / 5 & 1]());
 	} else {
 		pthread_create(&r, NULL, reader_thread, NULL);
 		pthread_create(&w, NULL, waker_thread, NULL);
