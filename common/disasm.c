@@ -44,6 +44,11 @@ const struct capstone *disasm__capstone(void)
 	return NULL;
 }
 
+void disasm__unload(void)
+{
+	lazylib__unload(&capstone);
+}
+
 int disasm__read(int fd, uint64_t off, uint64_t size, uint8_t **out)
 {
 	uint8_t *buf;

@@ -22,6 +22,13 @@ struct capstone {
 /* The table, capstone loaded the first time; NULL (said once) if it cannot be. */
 const struct capstone *disasm__capstone(void);
 
+/*
+ * Unmaps capstone until it is next needed: relocated, its tables are 5 MiB
+ * resident, which a tool that has found what it looked for (a runtime's
+ * loop) would otherwise keep to its end, through its report's peak.
+ */
+void disasm__unload(void);
+
 /* The largest function read. */
 #define DISASM_MAX_FUNC (1u << 20)
 

@@ -89,6 +89,21 @@ int lazylib__load(struct lazylib *lib)
 	return err;
 }
 
+void lazylib__unload(struct lazylib *lib)
+{
+	pthread_mutex_lock(&lock);
+#ifndef BPFSCOPE_STATIC
+	if (lib->done && !lib->err && lib->handle) {
+		for (size_t i = 0; i < lib->nsyms; i++)
+			set(lib, &lib->syms[i], NULL);
+		dlclose(lib->handle);
+		lib->handle = NULL;
+		lib->done = false;
+	}
+#endif
+	pthread_mutex_unlock(&lock);
+}
+
 const char *lazylib__why(const struct lazylib *lib)
 {
 	return lib->why;

@@ -47,6 +47,12 @@ struct lazylib {
  */
 int lazylib__load(struct lazylib *lib);
 
+/*
+ * Unmaps @lib if it was loaded (a later lazylib__load() loads it again),
+ * where its memory outweighs loading it again: no caller may be using it.
+ */
+void lazylib__unload(struct lazylib *lib);
+
 /* Why the load failed: the loader's own words. */
 const char *lazylib__why(const struct lazylib *lib);
 

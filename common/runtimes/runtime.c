@@ -5,6 +5,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 
+#include "disasm.h"
 #include "probe.h"
 #include "runtimes/runtime.h"
 #include "runtimes/seam.h"
@@ -30,7 +31,7 @@ struct runtime_names {
 	struct frame_names *names[NRUNTIMES];
 };
 
-struct runtime_binary *runtime__probe(int fd, Elf *elf, const char *path)
+static struct runtime_binary *probe(int fd, Elf *elf, const char *path)
 {
 	struct runtime_binary *rb;
 
@@ -50,6 +51,15 @@ struct runtime_binary *runtime__probe(int fd, Elf *elf, const char *path)
 		return rb;
 	}
 	return NULL;
+}
+
+struct runtime_binary *runtime__probe(int fd, Elf *elf, const char *path)
+{
+	struct runtime_binary *rb = probe(fd, elf, path);
+
+	/* What some probes disassembled with is done with: a runtime's binary is probed once. */
+	disasm__unload();
+	return rb;
 }
 
 void runtime__binary_free(struct runtime_binary *rb)
