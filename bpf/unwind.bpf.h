@@ -1131,6 +1131,14 @@ __noinline long unwind_mapping_after(__u32 tgid, __u64 addr)
 /* A library's code is one mapping: an munmap() that takes more is rare. */
 #define UNWIND_FORGET_MAX 8
 
+/* @p changed here, not by user space, if @forgot: no walk's memo of before holds. */
+static __always_inline bool unwind_forgot(struct unwind_proc *p, bool forgot)
+{
+	if (forgot)
+		p->gen = 0;
+	return forgot;
+}
+
 /*
  * Forgets the mappings in [start, end) of process @tgid (entry @p),
  * unmapped since (dlclose): code mapped there next is another binary,
@@ -1152,7 +1160,7 @@ static __always_inline bool unwind_forget(__u32 tgid, struct unwind_proc *p, __u
 		m = unwind_mapping_at(p, first + i);
 
 		if (!m || m->start >= end)
-			return forgot;
+			return unwind_forgot(p, forgot);
 		if (m->end <= m->start)
 			continue;
 		m->n = 0;
@@ -1163,9 +1171,9 @@ static __always_inline bool unwind_forget(__u32 tgid, struct unwind_proc *p, __u
 	m = unwind_mapping_at(p, first + UNWIND_FORGET_MAX);
 	if (m && m->start < end) {
 		p->nmaps = 0;
-		return true;
+		forgot = true;
 	}
-	return forgot;
+	return unwind_forgot(p, forgot);
 }
 
 #endif

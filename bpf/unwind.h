@@ -188,7 +188,7 @@ struct unwind_proc {
 	__u32 nmaps;
 	__u64 start_ns;
 	__u32 asked;		/* the BPF side asked for its maps to be read again */
-	__u32 gen;		/* which writing of the entry, never 0: a walk's memo is of one */
+	__u32 gen;		/* which writing of the entry (0: changed since, by the BPF side) */
 	struct unwind_mapping maps[UNWIND_MAX_MAPPINGS];	/* sorted by start */
 };
 

@@ -135,7 +135,8 @@ static __always_inline void walk_memo_keep(struct pt_regs *regs, __u64 stack)
 	__u32 zero = 0;
 
 	sc = bpf_map_lookup_elem(&unwind_scratch, &zero);
-	if (!sc || stack <= STACK_LOST || sc->walk.impure)
+	/* Gen 0: the entry changed since user space wrote it (unwind_forget()). */
+	if (!sc || stack <= STACK_LOST || sc->walk.impure || !sc->walk.gen)
 		return;
 	st = &sc->walk;
 	w = walk_memo_of(regs, BPF_LOCAL_STORAGE_GET_F_CREATE);
