@@ -892,6 +892,30 @@ static size_t choose_mappings(const struct syms_mapping *m, size_t n, bool *keep
 	return n - (UNWIND_MAX_MAPPINGS - room);
 }
 
+/*
+ * The gen of @p, process @tgid's entry about to be written: its entry's
+ * own if that maps the same (a process read again, as its first count
+ * asks, whose walks' memos still hold), else a new one.
+ */
+static __u32 entry_gen(struct unwinder *u, __u32 tgid, const struct unwind_proc *p)
+{
+	struct unwind_proc *was = malloc(sizeof(*was));
+	__u32 gen = 0;
+
+	if (was && !bpf_map_lookup_elem(u->procs_fd, &tgid, was) && was->gen &&
+	    was->nmaps == p->nmaps && was->nmaps <= UNWIND_MAX_MAPPINGS &&
+	    (p->exec_id == UNWIND_EXEC_ANY ||
+	     (was->exec_id == p->exec_id && was->start_ns == p->start_ns)) &&
+	    !memcmp(was->maps, p->maps, p->nmaps * sizeof(p->maps[0])))
+		gen = was->gen;
+	free(was);
+	if (gen)
+		return gen;
+	if (!++u->entry_gen)
+		u->entry_gen = 1;
+	return u->entry_gen;
+}
+
 static void on_process(void *ctx, const struct proc_key *k, const struct syms_mapping *m,
 		       size_t n)
 {
@@ -919,9 +943,6 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 		u->lost.mappings += choose_mappings(m, n, keep);
 	p->exec_id = k->start_ns ? k->exec_id : UNWIND_EXEC_ANY;
 	p->start_ns = k->start_ns;
-	if (!++u->entry_gen)
-		u->entry_gen = 1;
-	p->gen = u->entry_gen;
 	for (size_t i = 0; i < n; i++) {
 		struct table *t = m[i].binary;
 		struct unwind_mapping *um;
@@ -949,6 +970,7 @@ static void on_process(void *ctx, const struct proc_key *k, const struct syms_ma
 			um->first = UNWIND_LAZY;
 		}
 	}
+	p->gen = entry_gen(u, tgid, p);
 	if (bpf_map_update_elem(u->procs_fd, &tgid, p, BPF_ANY) &&
 	    (errno != E2BIG || !forget_exited(u) ||
 	     bpf_map_update_elem(u->procs_fd, &tgid, p, BPF_ANY))) {
