@@ -81,12 +81,13 @@ static __always_inline void v8_emit(struct v8_scratch *s, __u64 v)
 }
 
 /*
- * Native frame @v, left by the frame-pointer step from frame pointer @fp:
- * a JavaScript function's frame (its Context and JSFunction below @fp)
- * becomes that function's; any other (a typed frame's marker, no
- * function) stays as it is.
+ * Native frame @v, left by the frame-pointer step from frame pointer @fp
+ * (@exact: @v is where it was, not a return address): a JavaScript
+ * function's frame (its Context and JSFunction below @fp) becomes that
+ * function's; any other (a typed frame's marker, no function) stays as it
+ * is.
  */
-static __always_inline void v8_frame(struct v8_scratch *s, __u64 v, __u64 fp)
+static __always_inline void v8_frame(struct v8_scratch *s, __u64 v, __u64 fp, bool exact)
 {
 	const struct v8_layout *l = &s->proc.l;
 	__u64 fn, shared, name, script;
@@ -107,10 +108,20 @@ static __always_inline void v8_frame(struct v8_scratch *s, __u64 v, __u64 fp)
 	}
 	name = v8_word(s->obj, l->shared_name);
 	script = v8_word(s->obj, l->shared_script);
-	v = V8_FRAME(shared - V8_HEAP_TAG, v8_frame_check(name, script));
+	/*
+	 * In no file: code V8 compiled for it, optimized code maybe, whose
+	 * inlined calls only the address tells. A file's code (the
+	 * interpreter's) runs every function: there the function tells.
+	 */
+	if (!UNWIND_IS_FILE_FRAME(v) && v <= V8_PC_MASK) {
+		v = V8_CODE_FRAME(exact ? v : v - 1, v8_frame_check(name, script));
+		runtime_announce(&s->key, v, shared - V8_HEAP_TAG);
+	} else {
+		v = V8_FRAME(shared - V8_HEAP_TAG, v8_frame_check(name, script));
+		runtime_announce(&s->key, v, 0);
+	}
 	v8_emit(s, v);
 	UNWIND_COUNT(js_frames);
-	runtime_announce(&s->key, v, 0);
 }
 
 /* One step of the merge: the next native frame, or its JavaScript one; 1 to stop. */
@@ -145,7 +156,7 @@ __noinline int v8_merge_one(void)
 		v8_emit(s, v);
 		return 0;
 	}
-	v8_frame(s, v, (sp & ~UNWIND_SP_VIA_FP) - 16);
+	v8_frame(s, v, (sp & ~UNWIND_SP_VIA_FP) - 16, j == 0);
 	return 0;
 }
 

@@ -42,15 +42,27 @@ struct v8_proc {
 };
 
 /*
- * A JavaScript frame: its function's SharedFunctionInfo (8-aligned, below
- * 2^48) and a check of it, for user space to tell it from another object
- * the collector put where it was, once it moved or freed it.
+ * A JavaScript frame, with a check of its function's SharedFunctionInfo
+ * for user space to tell it from another object the collector put where
+ * it was, once it moved or freed it; then
+ * - one running in a file (the interpreter, a builtin): that
+ *   SharedFunctionInfo (8-aligned, below 2^48);
+ * - one running code V8 compiled (in no file): the address it was at (the
+ *   call's, before its return address), for user space to find that code
+ *   and the calls it inlined there; the SharedFunctionInfo is its data.
  */
 #define V8_CHECK_BITS		10
+#define V8_AT_CODE		(1ULL << 57)
+#define V8_PC_MASK		((1ULL << 47) - 1)
 #define V8_FRAME(shared, check)								\
 	RUNTIME_FRAME(RUNTIME_V8, ((shared) >> 3) << V8_CHECK_BITS |			\
 		      ((check) & ((1 << V8_CHECK_BITS) - 1)))
+#define V8_CODE_FRAME(pc, check)							\
+	RUNTIME_FRAME(RUNTIME_V8, V8_AT_CODE | ((pc) & V8_PC_MASK) << V8_CHECK_BITS |	\
+		      ((check) & ((1 << V8_CHECK_BITS) - 1)))
+#define V8_FRAME_AT_CODE(v)	(!!(RUNTIME_FRAME_PAYLOAD(v) & V8_AT_CODE))
 #define V8_FRAME_SHARED(v)	((RUNTIME_FRAME_PAYLOAD(v) >> V8_CHECK_BITS) << 3)
+#define V8_FRAME_PC(v)		((RUNTIME_FRAME_PAYLOAD(v) >> V8_CHECK_BITS) & V8_PC_MASK)
 #define V8_FRAME_CHECK(v)	((v) & ((1 << V8_CHECK_BITS) - 1))
 
 /* The check: a mix of two words of the object that stay while it is the same function's. */

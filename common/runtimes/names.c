@@ -74,6 +74,12 @@ static void name_free(struct frame_name *n)
 	free(n->inlined);
 }
 
+void frame_name__clear(struct frame_name *n)
+{
+	name_free(n);
+	memset(n, 0, sizeof(*n));
+}
+
 static void entry_free(struct entry *e)
 {
 	name_free(&e->name);

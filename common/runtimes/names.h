@@ -55,6 +55,8 @@ const struct frame_name *frame_names__get(struct frame_names *n, const struct pr
 
 /* Fills *@out from @func, @file (its base name shown) and @line: 0 or -ENOMEM. */
 int frame_name__make(struct frame_name *out, const char *func, const char *file, uint32_t line);
+/* Frees what *@n holds (its strings, its inlined calls), leaving it empty. */
+void frame_name__clear(struct frame_name *n);
 
 /* Forgets what it holds of processes for which @gone says yes: runs without end stay bounded. */
 void frame_names__forget(struct frame_names *n, bool (*gone)(void *ctx, const struct proc_key *p),

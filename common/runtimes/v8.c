@@ -24,6 +24,11 @@ enum v8_sym {
 	STRING_LENGTH, SEQ_CHARS, CONS_FIRST, CONS_SECOND, THIN_ACTUAL, SLICED_PARENT,
 	SLICED_OFFSET, FIXED_LENGTH, FIXED_DATA, TYPE_FIXED_ARRAY,
 	TYPE_UNCOMPILED_FIRST, TYPE_UNCOMPILED_LAST, UNCOMPILED_START,
+	NREQUIRED,
+	/* For compiled code only: types, then what some versions say of Code. */
+	TYPE_CODE = NREQUIRED, TYPE_BYTE_ARRAY, TYPE_WEAK_FIXED_ARRAY, CODE_KIND_BASELINE,
+	CODE_DEOPT, CODE_POSITIONS, CODE_START, CODE_FLAGS, CODE_SIZE,
+	DEOPT_INLINED, DEOPT_LITERALS, DEOPT_SHARED, DEOPT_INLINING,
 	NSYMS
 };
 
@@ -61,26 +66,53 @@ static const char *const sym_names[NSYMS] = {
 	[TYPE_UNCOMPILED_FIRST] = "v8dbg_type_UncompiledDataWithPreparseData__UNCOMPILED_DATA_WITH_PREPARSE_DATA_TYPE",
 	[TYPE_UNCOMPILED_LAST] = "v8dbg_type_UncompiledDataWithoutPreparseDataWithJob__UNCOMPILED_DATA_WITHOUT_PREPARSE_DATA_WITH_JOB_TYPE",
 	[UNCOMPILED_START] = "v8dbg_class_UncompiledData__start_position__int32_t",
+	[TYPE_CODE] = "v8dbg_type_Code__CODE_TYPE",
+	[TYPE_BYTE_ARRAY] = "v8dbg_type_ByteArray__BYTE_ARRAY_TYPE",
+	[TYPE_WEAK_FIXED_ARRAY] = "v8dbg_type_WeakFixedArray__WEAK_FIXED_ARRAY_TYPE",
+	[CODE_KIND_BASELINE] = "v8dbg_CodeKindBaseline",
+	[CODE_DEOPT] = "v8dbg_class_Code__deoptimization_data__FixedArray",
+	[CODE_POSITIONS] = "v8dbg_class_Code__source_position_table__ByteArray",
+	[CODE_START] = "v8dbg_class_Code__instruction_start__uintptr_t",
+	[CODE_FLAGS] = "v8dbg_class_Code__flags__uint32_t",
+	[CODE_SIZE] = "v8dbg_class_Code__instruction_size__int",
+	[DEOPT_INLINED] = "v8dbg_DeoptimizationDataInlinedFunctionCountIndex",
+	[DEOPT_LITERALS] = "v8dbg_DeoptimizationDataLiteralArrayIndex",
+	[DEOPT_SHARED] = "v8dbg_DeoptimizationDataSharedFunctionInfoIndex",
+	[DEOPT_INLINING] = "v8dbg_DeoptimizationDataInliningPositionsIndex",
 };
 
 /*
  * The V8 versions whose layouts are known here beyond what v8dbg says:
  * node 18's 10.2 and node 20's 11.3. Their JSFunction types (JSFunction,
  * then its kinds down to class constructors, V8's instance-type.h) are 16.
+ * Their Code (code.h): its deoptimization data and source positions (both
+ * in 10.2's v8dbg and 11.3's), then where its instructions are: after a
+ * header of 128 bytes (10.2), or where a field points (11.3: into an
+ * InstructionStream, whose two words before them are its map and its
+ * Code), its flags (the kind in the low 4 bits) and its instructions'
+ * size. Its deoptimization data, a FixedArray, holds at 1 how many
+ * functions it inlined, at 2 the literals they lead (their
+ * SharedFunctionInfos first), at 6 its own SharedFunctionInfo and at 7
+ * where each inlined call was.
  */
-static const struct {
+static const struct v8_version {
 	int major, minor;
 	int function_types;
+	int code[DEOPT_INLINING - CODE_DEOPT + 1];	/* CODE_DEOPT...; CODE_START -1: a pointer */
 } versions[] = {
-	{ 10, 2, 16 },
-	{ 11, 3, 16 },
+	{ 10, 2, 16, { 16, 24, 128, 48, 40, 1, 2, 6, 7 } },
+	{ 11, 3, 16, { 16, 24, -1, 48, 56, 1, 2, 6, 7 } },
 };
+
+/* 11.3's Code: where the pointer to its instructions is. */
+#define V8_CODE_START_AT	40
 
 /* What v8.c knows of one V8 binary. */
 struct v8_binary {
 	char version[16];	/* "11.3" */
 	int v[NSYMS];
 	struct v8_layout l;
+	bool code;		/* compiled code read for the calls it inlined */
 };
 
 /* Strings: their representation in the low 3 bits of their type, and their width. */
@@ -120,6 +152,26 @@ static void say_unknown(const char *path, const char *version)
 		 "not named", path, version);
 }
 
+/*
+ * Takes version @ver's Code layout where the binary's v8dbg says the same
+ * (or nothing), and has the types it needs: true. A build that differs is
+ * not guessed at: its compiled frames are named by their functions alone.
+ */
+static bool code_known(struct v8_binary *b, const struct v8_version *ver)
+{
+	for (int i = TYPE_CODE; i < CODE_DEOPT; i++)
+		if (b->v[i] < 0)
+			return false;
+	for (int i = CODE_DEOPT; i < NSYMS; i++) {
+		int known = ver->code[i - CODE_DEOPT];
+
+		if (b->v[i] >= 0 && b->v[i] != known)
+			return false;
+		b->v[i] = known;
+	}
+	return true;
+}
+
 static void *probe(int fd, Elf *elf, const char *path)
 {
 	GElf_Sym syms[NSYMS];
@@ -135,8 +187,11 @@ static void *probe(int fd, Elf *elf, const char *path)
 	for (int i = 0; i < NSYMS; i++) {
 		int32_t v;
 
-		if (!syms[i].st_value || elffile__read(elf, fd, syms[i].st_value, &v, sizeof(v)))
-			goto unknown;
+		if (!syms[i].st_value || elffile__read(elf, fd, syms[i].st_value, &v, sizeof(v))) {
+			if (i < NREQUIRED)
+				goto unknown;
+			v = -1;
+		}
 		b->v[i] = v;
 	}
 	snprintf(b->version, sizeof(b->version), "%d.%d", b->v[MAJOR], b->v[MINOR]);
@@ -160,7 +215,9 @@ static void *probe(int fd, Elf *elf, const char *path)
 	if (b->l.function_shared > V8_OBJECT_READ - 8 || b->l.shared_name > V8_OBJECT_READ - 8 ||
 	    b->l.shared_script > V8_OBJECT_READ - 8)
 		goto unknown;
-	pr_debug("%s: V8 %s: JavaScript frames named by their functions", path, b->version);
+	b->code = code_known(b, &versions[known]);
+	pr_debug("%s: V8 %s: JavaScript frames named by their functions%s", path, b->version,
+		 b->code ? ", optimized code's by the calls it inlined too" : "");
 	return b;
 unknown:
 	if (syms[MAJOR].st_value && syms[MINOR].st_value &&
@@ -486,55 +543,53 @@ static uint32_t line_of(const struct lines *l, int64_t pos)
 }
 
 /*
- * Reads frame @v's SharedFunctionInfo in process @p: its function's name,
- * its script's and its first line, if it is still the function the frame
- * was taken from (its type, its check the same).
+ * Names SharedFunctionInfo @shared in process @p: its function's name, its
+ * script's and its first line, if it is still the function a frame was
+ * taken from (its type, and @check the same; -1: known to be).
  */
-static int read_name(void *ctx, struct frame_name *out)
+static int function_name(const struct heap *h, const struct proc_key *p, uint64_t shared,
+			 int check, struct frame_name *out)
 {
-	const struct runtime_read *r = ctx;
-	const struct v8_binary *b = r->binary;
-	const struct heap h = { r->p->tgid, b };
-	const int *v = b->v;
-	uint64_t shared = V8_FRAME_SHARED(r->v) + V8_HEAP_TAG, name_or_si, script, name = 0, data;
+	const int *v = h->b->v;
+	uint64_t name_or_si, script, name = 0, data;
 	char func[4 * V8_NAME_MAX + 4] = "", file[4 * V8_FILE_MAX + 4] = "";
 	int64_t start = -1;
 	uint32_t line = 0;
 	int type;
 
-	type = type_of(&h, shared);
+	type = type_of(h, shared);
 	if (type < 0)
 		return -EFAULT;
-	if (type != v[TYPE_SHARED] || word(&h, shared, v[SHARED_NAME], &name_or_si) ||
-	    word(&h, shared, v[SHARED_SCRIPT], &script) ||
-	    v8_frame_check(name_or_si, script) != V8_FRAME_CHECK(r->v))
+	if (type != v[TYPE_SHARED] || word(h, shared, v[SHARED_NAME], &name_or_si) ||
+	    word(h, shared, v[SHARED_SCRIPT], &script) ||
+	    (check >= 0 && v8_frame_check(name_or_si, script) != (uint32_t)check))
 		return -ESTALE;
-	type = type_of(&h, name_or_si);
+	type = type_of(h, name_or_si);
 	if (type == v[TYPE_SCOPE_INFO])
-		scope_info(&h, name_or_si, &name, &start);
-	else if (type >= 0 && type < v[FIRST_NONSTRING] && length_of(&h, name_or_si) > 0)
+		scope_info(h, name_or_si, &name, &start);
+	else if (type >= 0 && type < v[FIRST_NONSTRING] && length_of(h, name_or_si) > 0)
 		name = name_or_si;
 	/* Not compiled, or its bytecode flushed: where it starts is kept beside its name. */
-	if (start < 0 && !word(&h, shared, v[SHARED_DATA], &data)) {
-		type = type_of(&h, data);
+	if (start < 0 && !word(h, shared, v[SHARED_DATA], &data)) {
+		type = type_of(h, data);
 		if (type >= v[TYPE_UNCOMPILED_FIRST] && type <= v[TYPE_UNCOMPILED_LAST]) {
 			int32_t s;
 
-			if (!remote__read(h.pid, data - V8_HEAP_TAG + v[UNCOMPILED_START], &s, sizeof(s)))
+			if (!remote__read(h->pid, data - V8_HEAP_TAG + v[UNCOMPILED_START], &s, sizeof(s)))
 				start = s;
 		}
 	}
 	/* As V8's own stack traces call them. */
-	if (!name || string(&h, name, func, sizeof(func), V8_NAME_MAX))
+	if (!name || string(h, name, func, sizeof(func), V8_NAME_MAX))
 		snprintf(func, sizeof(func), "<anonymous>");
-	if (type_of(&h, script) == v[TYPE_SCRIPT]) {
+	if (type_of(h, script) == v[TYPE_SCRIPT]) {
 		uint64_t sname;
 
-		if (word(&h, script, v[SCRIPT_NAME], &sname) ||
-		    string(&h, sname, file, sizeof(file), V8_FILE_MAX))
+		if (word(h, script, v[SCRIPT_NAME], &sname) ||
+		    string(h, sname, file, sizeof(file), V8_FILE_MAX))
 			snprintf(file, sizeof(file), "<anonymous>");
 		if (start >= 0) {
-			const struct lines *l = script_lines(&h, r->p, script);
+			const struct lines *l = script_lines(h, p, script);
 
 			if (l && l->n)
 				line = line_of(l, start);
@@ -543,6 +598,254 @@ static int read_name(void *ctx, struct frame_name *out)
 		snprintf(file, sizeof(file), "<native>");
 	}
 	return frame_name__make(out, func, file, line);
+}
+
+/* Code V8 compiled: where its instructions are, and what they are. */
+struct v8_code {
+	uint64_t code;		/* the Code, tagged */
+	uint64_t start, end;	/* its instructions */
+	int kind;
+};
+
+/* How far before an address the start of its code is looked for; how much is read at once. */
+#define V8_CODE_SCAN		(1 << 20)
+#define V8_CODE_CHUNK		4096
+/* Code starts 32-byte aligned at least (kCodeAlignment), on every 64-bit target. */
+#define V8_CODE_ALIGN		32
+
+/* Is @s the start of a Code's instructions, which run past @pc? Then *@out is it. */
+static bool code_starts(const struct heap *h, uint64_t s, uint64_t pc, uint64_t tagged,
+			struct v8_code *out)
+{
+	const int *v = h->b->v;
+	uint64_t start = s;
+	uint32_t flags, size;
+
+	if (type_of(h, tagged) != v[TYPE_CODE] ||
+	    (v[CODE_START] < 0 && (word(h, tagged, V8_CODE_START_AT, &start) || start != s)) ||
+	    remote__read(h->pid, tagged - V8_HEAP_TAG + v[CODE_FLAGS], &flags, sizeof(flags)) ||
+	    remote__read(h->pid, tagged - V8_HEAP_TAG + v[CODE_SIZE], &size, sizeof(size)) ||
+	    pc - s >= size)
+		return false;
+	*out = (struct v8_code){ tagged, s, s + size, flags & 15 };
+	return true;
+}
+
+/*
+ * The Code whose instructions hold @pc, found by looking back from it for
+ * a start its Code (by its type, and its own account of where its
+ * instructions are and how long) confirms: 0, or -ENOENT.
+ */
+static int code_at(const struct heap *h, uint64_t pc, struct v8_code *out)
+{
+	const int *v = h->b->v;
+	/* What is read before a start: its Code's header, or its InstructionStream's. */
+	uint64_t before = v[CODE_START] > 0 ? v[CODE_START] : 16, chunk[V8_CODE_CHUNK / 8];
+	uint64_t s = pc & ~(uint64_t)(V8_CODE_ALIGN - 1);
+
+	for (uint64_t lo, hi; s + V8_CODE_SCAN > pc && s >= before; ) {
+		/* Words [lo, hi): every start down to lo + before; a mapping's first page at least. */
+		hi = s + 8;
+		lo = hi < sizeof(chunk) ? 0 : hi - sizeof(chunk);
+		if (remote__read(h->pid, lo, chunk, hi - lo)) {
+			uint64_t page = (s - before) & ~(uint64_t)(V8_CODE_CHUNK - 1);
+
+			if (page <= lo || remote__read(h->pid, page, chunk, hi - page))
+				return -ENOENT;
+			lo = page;
+		}
+		for (; s >= lo + before; s -= V8_CODE_ALIGN) {
+			uint64_t first = chunk[(s - before - lo) / 8], tagged;
+
+			/* Its map first; in an InstructionStream, its Code after it. */
+			if (!is_heap(first))
+				continue;
+			tagged = v[CODE_START] > 0 ? s - before + V8_HEAP_TAG : chunk[(s - 8 - lo) / 8];
+			if (is_heap(tagged) && code_starts(h, s, pc, tagged, out))
+				return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* Element @i of FixedArray (or WeakFixedArray) @array, of type @type: 0, or -EFAULT. */
+static int element(const struct heap *h, uint64_t array, int type, int64_t i, uint64_t *out)
+{
+	const int *v = h->b->v;
+	int64_t n;
+
+	if (type_of(h, array) != type || smi(h, array, v[FIXED_LENGTH], &n) || i < 0 || i >= n)
+		return -EFAULT;
+	return word(h, array, v[FIXED_DATA] + 8 * i, out);
+}
+
+/* ByteArray @array's bytes (at most @max): malloc'd into *@out, their count; -EFAULT. */
+static int64_t bytes(const struct heap *h, uint64_t array, int64_t max, uint8_t **out)
+{
+	const int *v = h->b->v;
+	int64_t n;
+
+	if (type_of(h, array) != v[TYPE_BYTE_ARRAY] || smi(h, array, v[FIXED_LENGTH], &n) ||
+	    n < 0 || n > max || !(*out = malloc(n ? n : 1)))
+		return -EFAULT;
+	if (remote__read(h->pid, array - V8_HEAP_TAG + v[FIXED_DATA], *out, n)) {
+		free(*out);
+		return -EFAULT;
+	}
+	return n;
+}
+
+/* A source position table's signed numbers: base-128, least significant first, zigzag. */
+static bool vlq(const uint8_t *b, int64_t n, int64_t *at, int64_t *out)
+{
+	uint64_t u = 0;
+
+	for (int shift = 0; *at < n && shift < 64; shift += 7) {
+		uint8_t c = b[(*at)++];
+
+		u |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80)) {
+			*out = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The source position of offset @off in @code: its table's last entry at or
+ * before @off. Pairs of deltas from (-1, 0): the code offset's (negative
+ * for a place not a statement's: -delta - 1), and the position's. A
+ * position's bits 31-46 are the inlined call it is in (0: none).
+ */
+static int position_at(const struct heap *h, const struct v8_code *code, uint64_t off,
+		       uint64_t *out)
+{
+	int64_t n, at = 0, code_off = -1, pos = 0, d;
+	uint64_t table;
+	uint8_t *b;
+	bool found = false;
+
+	if (word(h, code->code, h->b->v[CODE_POSITIONS], &table) ||
+	    (n = bytes(h, table, 1 << 20, &b)) < 0)
+		return -EFAULT;
+	while (at < n) {
+		if (!vlq(b, n, &at, &d))
+			break;
+		code_off += d >= 0 ? d : -d - 1;
+		if (code_off > (int64_t)off)
+			break;
+		if (!vlq(b, n, &at, &d))
+			break;
+		pos += d;
+		found = true;
+	}
+	free(b);
+	if (!found)
+		return -ENOENT;
+	*out = pos;
+	return 0;
+}
+
+#define V8_INLINE_MAX		32
+#define V8_INLINING_ID(pos)	((uint32_t)((pos) >> 31) & 0xffff)
+
+/*
+ * The SharedFunctionInfos of the calls optimized @code inlined at @off,
+ * innermost first: how many. Its deoptimization data says, for inlining
+ * id i, where in its caller the call was (InliningPosition i - 1, 16
+ * bytes: that position, the function's index in the literals).
+ */
+static int inlined_at(const struct heap *h, const struct v8_code *code, uint64_t off,
+		      uint64_t shared[V8_INLINE_MAX])
+{
+	const int *v = h->b->v;
+	uint64_t deopt, count, literals, inlining, pos;
+	int64_t ninl;
+	uint8_t *b = NULL;
+	int n = 0;
+
+	if (position_at(h, code, off, &pos) || !V8_INLINING_ID(pos) ||
+	    word(h, code->code, v[CODE_DEOPT], &deopt) ||
+	    element(h, deopt, v[TYPE_FIXED_ARRAY], v[DEOPT_INLINED], &count) || (count & 1) ||
+	    (int64_t)count <= 0 ||
+	    element(h, deopt, v[TYPE_FIXED_ARRAY], v[DEOPT_LITERALS], &literals) ||
+	    element(h, deopt, v[TYPE_FIXED_ARRAY], v[DEOPT_INLINING], &inlining) ||
+	    (ninl = bytes(h, inlining, 16 * 4096, &b)) < 0)
+		return 0;
+	for (uint32_t id = V8_INLINING_ID(pos), last = UINT32_MAX; id && n < V8_INLINE_MAX;
+	     last = id, id = V8_INLINING_ID(pos)) {
+		int32_t fn;
+
+		/* Ever outward: a caller's call was inlined before its callee's. */
+		if (id >= last || 16 * (int64_t)id > ninl)
+			break;
+		memcpy(&pos, b + 16 * (id - 1), 8);
+		memcpy(&fn, b + 16 * (id - 1) + 8, 4);
+		/* Its literals are weak references: a heap object's tag with bit 1 set. */
+		if (fn < 0 || fn >= (int64_t)count >> 32 ||
+		    element(h, literals, v[TYPE_WEAK_FIXED_ARRAY], fn, &shared[n]))
+			break;
+		shared[n] &= ~(uint64_t)2;
+		n++;
+	}
+	free(b);
+	return n;
+}
+
+/*
+ * A frame in code V8 compiled, at @pc: optimized code's function and the
+ * calls it inlined there, innermost first, if the code holds @pc and is
+ * its function's; else its function alone, by the SharedFunctionInfo the
+ * walk saw (@shared, 0 if it did not tell).
+ */
+static int code_frame_name(const struct heap *h, const struct runtime_read *r, uint64_t shared,
+			   struct frame_name *out)
+{
+	const int *v = h->b->v;
+	int check = V8_FRAME_CHECK(r->v), n = 0, err;
+	uint64_t pc = V8_FRAME_PC(r->v), inlined[V8_INLINE_MAX], deopt, own;
+	struct v8_code code;
+
+	if (h->b->code && !code_at(h, pc, &code) && code.kind > v[CODE_KIND_BASELINE] &&
+	    !word(h, code.code, v[CODE_DEOPT], &deopt) &&
+	    !element(h, deopt, v[TYPE_FIXED_ARRAY], v[DEOPT_SHARED], &own) &&
+	    (!shared || own == shared)) {
+		shared = own;
+		n = inlined_at(h, &code, pc - code.start, inlined);
+	}
+	if (!shared)
+		return -ESTALE;
+	err = function_name(h, r->p, shared, check, out);
+	if (err || !n)
+		return err;
+	out->inlined = calloc(n, sizeof(*out->inlined));
+	if (!out->inlined)
+		return 0;
+	/* All of them or none: a chain missing a call would say a function called another it did not. */
+	for (int i = 0; i < n; i++) {
+		if (function_name(h, r->p, inlined[i], -1, &out->inlined[out->ninlined])) {
+			while (out->ninlined)
+				frame_name__clear(&out->inlined[--out->ninlined]);
+			free(out->inlined);
+			out->inlined = NULL;
+			break;
+		}
+		out->ninlined++;
+	}
+	return 0;
+}
+
+/* Names frame @r->v of process @r->p, if it is still the function the frame was taken from. */
+static int read_name(void *ctx, struct frame_name *out)
+{
+	const struct runtime_read *r = ctx;
+	const struct heap h = { r->p->tgid, r->binary };
+
+	if (V8_FRAME_AT_CODE(r->v))
+		return code_frame_name(&h, r, r->data ? r->data + V8_HEAP_TAG : 0, out);
+	return function_name(&h, r->p, V8_FRAME_SHARED(r->v) + V8_HEAP_TAG, V8_FRAME_CHECK(r->v),
+			     out);
 }
 
 static const struct frame_names_words words = {
@@ -560,4 +863,6 @@ const struct runtime_ops v8_runtime = {
 	.frame_kind = FRAME_JS,
 	.words = &words,
 	.read_name = read_name,
+	/* A frame in compiled code is its address: the function the walk saw of it is its data. */
+	.named_by_frame = true,
 };
