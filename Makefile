@@ -47,7 +47,8 @@ CFLAGS    += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 # The BPF side is the same bytecode on every architecture but for its view
 # of the kernel's types (vmlinux/ARCH/vmlinux.h) and of registers.
 BPF_CFLAGS := -g -O2 -Wall -Wno-unused-function -target bpf -D__TARGET_ARCH_$(ARCH) \
-	-I vmlinux/$(ARCH) -I bpf $(addprefix -I ,$(wildcard /usr/include/$(GNU_ARCH)))
+	-I vmlinux/$(ARCH) -I bpf $(addprefix -I ,$(wildcard /usr/include/$(GNU_ARCH))) \
+	$(BPF_EXTRA_CFLAGS)
 LDLIBS    := -lbpf -ldw -lelf -lz -llzma -liberty
 
 ifneq ($(CROSS),)

@@ -283,8 +283,11 @@ int syms__source(const struct sym_info *si, bool exact, struct sym_source *out, 
 void syms__warn_losses(const struct syms *s)
 {
 	const struct losses *l = &s->lost;
+	size_t names = runtime_names__bytes(s->runtime_names);
 
 	runtime_names__warn_losses(s->runtime_names);
+	if (names)
+		pr_debug("runtimes' frame names: %zu KiB held", (names + 1023) >> 10);
 	if (l->unopened)
 		pr_warn("%llu mapped files could not be opened%s: their frames are [unknown]",
 			l->unopened, l->no_fds ? " (some for lack of file descriptors)" : "");

@@ -12,7 +12,8 @@
 #include "runtimes/perl.bpf.h"
 #include "runtimes/ruby.bpf.h"
 
-#ifndef BPFSCOPE_LEGACY
+/* BPFSCOPE_NO_RUNTIMES: the native walk alone, for what the runtimes cost it (tests/bench). */
+#if !defined(BPFSCOPE_LEGACY) && !defined(BPFSCOPE_NO_RUNTIMES)
 
 /*
  * A walk of process @k begins: the runtime it runs, if any (one lookup
@@ -201,6 +202,6 @@ static __always_inline int runtimes_merge(struct stack_trace *t, int n)
 	return n;
 }
 
-#endif /* BPFSCOPE_LEGACY */
+#endif /* BPFSCOPE_LEGACY, BPFSCOPE_NO_RUNTIMES */
 
 #endif

@@ -96,3 +96,30 @@ bpf_cost() {
 	wait $pid 2>/dev/null
 	sysctl -qw kernel.bpf_stats_enabled="$was"
 }
+
+# verifier_runtimes TOOL...: what the kernel's verifier takes for each of
+# TOOL's programs that walk stacks (over 500 instructions processed), as
+# built (with every runtime's walk) and built without any
+# (BPFSCOPE_NO_RUNTIMES, in build/bench/noruntimes): instructions
+# processed, and the verification time, median of 3 loads.
+verifier_runtimes() {
+	local without=$ROOT/build/bench/noruntimes t bin run
+	make -s -C "$ROOT" OUTPUT=build/bench/noruntimes BPF_EXTRA_CFLAGS=-DBPFSCOPE_NO_RUNTIMES \
+		$(printf 'build/bench/noruntimes/bin/%s ' "$@") > /dev/null || return 1
+	echo "  the verifier, each program that walks stacks (BPF_PROG_LOAD; median of 3 loads):"
+	for t in "$@"; do
+		for bin in "$BIN" "$without/bin"; do
+			for run in 1 2 3; do
+				BPFSCOPE_VERIFIER_STATS=1 timeout -s INT 2 "$bin/$t" 2>&1 |
+					awk '{ p = $3; sub(/:$/, "", p) }
+					     /verification time/ { us[p] = $(NF - 1) }
+					     /processed/ { n[p] = $5 }
+					     END { for (p in us) if (n[p] + 0 > 500) print p, n[p], us[p] }'
+			done | sort | awk -v t="$t" -v how="$([ "$bin" = "$BIN" ] && echo 'with runtimes' || echo 'without')" '
+				{ n[$1] = $2; us[$1, ++k[$1]] = $3 }
+				END { for (p in n) { a = us[p, 1]; b = us[p, 2]; c = us[p, 3]
+					m = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b))
+					printf "    %-10s %-20s %-13s %6d insns %6.1f ms\n", t, p, how, n[p], m / 1000 } }'
+		done
+	done
+}
