@@ -96,6 +96,20 @@ inlined_frames() {
 	refute_output --partial '[unknown'
 }
 
+@test "node: each tier's frames (the interpreter's, Sparkplug's baseline code, TurboFan's) named alike" {
+	require_bpf
+	for tier in "--no-sparkplug --max-opt=0" "--always-sparkplug --max-opt=1" "--no-turbo-inlining"; do
+		start_node $tier "$CHEESE" busy
+		tool_start "$T/json" "$T/err" "$BIN/profile" -p "$WPID" -F 199 --json
+		wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 1500 ))
+		tool_stop || fail "$(cat "$T/err")"
+		echo "# $tier"
+		chain_share "$T/json" "$WPID" samples "$(chain)" 90
+		stop_bg "$WPID"
+		WPID=
+	done
+}
+
 @test "node: offcputime puts the sleeping thread under its JavaScript callers" {
 	require_bpf
 	start_node "$CHEESE" nap
@@ -285,7 +299,7 @@ js_lines() {
 	grep -qE '^fakev8;.*main;fakev8_frame;fakev8_frame;fakev8_leaf [0-9]+$' "$T/folded"
 }
 
-@test "node: a fake V8's compiled code that lies about itself (a Code over all memory, inlined calls in a circle, decoys): bounded, escaped, nothing misnamed" {
+@test "node: a fake V8's compiled code that lies about itself (a Code over all memory after it, inlined calls in a circle, decoys): bounded, escaped, nothing misnamed" {
 	require_bpf
 	[ "$(uname -m)" = x86_64 ] || skip "its planted code is x86-64's"
 	gcc -O0 -fno-omit-frame-pointer -fno-asynchronous-unwind-tables -fno-unwind-tables \

@@ -636,7 +636,7 @@ static bool code_starts(const struct heap *h, uint64_t s, uint64_t pc, uint64_t 
  * a start its Code (by its type, and its own account of where its
  * instructions are and how long) confirms: 0, or -ENOENT.
  */
-static int code_at(const struct heap *h, uint64_t pc, struct v8_code *out)
+static int code_scan(const struct heap *h, uint64_t pc, struct v8_code *out)
 {
 	const int *v = h->b->v;
 	/* What is read before a start: its Code's header, or its InstructionStream's. */
@@ -666,6 +666,35 @@ static int code_at(const struct heap *h, uint64_t pc, struct v8_code *out)
 		}
 	}
 	return -ENOENT;
+}
+
+/*
+ * Code found lately, to be confirmed again rather than looked for: a big
+ * function's addresses are named one by one, each a scan of up to its size.
+ */
+#define CODES_SEEN 64
+
+static struct {
+	struct proc_key p;
+	struct v8_code code;
+} codes_seen[CODES_SEEN];
+static unsigned int codes_next;
+
+static int code_at(const struct heap *h, const struct proc_key *p, uint64_t pc,
+		   struct v8_code *out)
+{
+	for (int i = 0; i < CODES_SEEN; i++) {
+		const struct v8_code *c = &codes_seen[i].code;
+
+		if (codes_seen[i].p.tgid == p->tgid && codes_seen[i].p.start_ns == p->start_ns &&
+		    pc >= c->start && pc < c->end && code_starts(h, c->start, pc, c->code, out))
+			return 0;
+	}
+	if (code_scan(h, pc, out))
+		return -ENOENT;
+	codes_seen[codes_next % CODES_SEEN].p = *p;
+	codes_seen[codes_next++ % CODES_SEEN].code = *out;
+	return 0;
 }
 
 /* Element @i of FixedArray (or WeakFixedArray) @array, of type @type: 0, or -EFAULT. */
@@ -807,7 +836,7 @@ static int code_frame_name(const struct heap *h, const struct runtime_read *r, u
 	uint64_t pc = V8_FRAME_PC(r->v), inlined[V8_INLINE_MAX], deopt, own;
 	struct v8_code code;
 
-	if (h->b->code && !code_at(h, pc, &code) && code.kind > v[CODE_KIND_BASELINE] &&
+	if (h->b->code && !code_at(h, r->p, pc, &code) && code.kind > v[CODE_KIND_BASELINE] &&
 	    !word(h, code.code, v[CODE_DEOPT], &deopt) &&
 	    !element(h, deopt, v[TYPE_FIXED_ARRAY], v[DEOPT_SHARED], &own) &&
 	    (!shared || own == shared)) {

@@ -132,9 +132,9 @@ typedef void (*jit_fn)(uint64_t function, uint64_t context, void (*leaf)(void));
 
 /*
  * Memory of no file, four pages, the first and third not to be read: in
- * the second jit_frame at 11.3's place for compiled code, after its
- * InstructionStream's map and Code, which lies about all; in the fourth
- * jit_frame again, under decoys. The two copies in @f.
+ * the fourth jit_frame at 11.3's place for compiled code, after its
+ * InstructionStream's map and Code, which lies about all after it; in the
+ * second jit_frame again, under decoys. The two copies in @f.
  */
 static int jit(jit_fn f[2])
 {
@@ -147,16 +147,16 @@ static int jit(jit_fn f[2])
 	if (page == MAP_FAILED || mprotect(page, 4096, PROT_NONE) ||
 	    mprotect(page + 2 * 4096, 4096, PROT_NONE))
 		return -1;
-	code = page + 4096 + 256;
+	code = page + 3 * 4096 + 256;
 	memcpy(code, jit_frame, sizeof(jit_frame));
 	w = tag(MAP_CODE);
 	memcpy(code - 16, &w, 8);
 	w = tag(CODE);
 	memcpy(code - 8, &w, 8);
 	/* Decoys, down to their page's start: headers whose Code says its code is elsewhere. */
-	decoyed = page + 3 * 4096 + 2048;
+	decoyed = page + 4096 + 2048;
 	memcpy(decoyed, jit_frame, sizeof(jit_frame));
-	for (uint8_t *d = decoyed; d >= page + 3 * 4096 + 16; d -= 8)
+	for (uint8_t *d = decoyed; d >= page + 4096 + 16; d -= 8)
 		memcpy(d - 16, &w, 8);
 	/* Its Code: optimized (13), its size all memory, its tables planted. */
 	object(CODE, MAP_CODE, 245);
