@@ -1,0 +1,64 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Node.js on a test VM's kernel: Debian 13's node 20 (V8 11.3 in a stripped
+# libnode.so), chrooted, runs tests/node/cheese.js; profile must name the
+# main thread's JavaScript chain (inlined or not) where the kernel has
+# bpf_loop (5.17), on arm64 too; before, its frames stay native.
+#
+# POSIX sh; see tests/vm/lib.sh. NODEROOT is the unpacked node
+# (tests/vm/run puts it at /bpfscope/node in the guests).
+
+js_root=${NODEROOT:-/bpfscope/node}
+js_version=$(uname -r | awk -F'[.-]' '{ printf "%d", $1 * 100 + $2 }')
+
+# js_line NAME: the line of cheese.js its function NAME starts at.
+js_line() {
+	grep -n "^function $1(" "$js_root/tmp/cheese.js" | cut -d: -f1
+}
+
+# js_run NAME TOOL ARGS...: the busy chain, TOOL -p PID ARGS on it for
+# 2 s, held while the tool loads (vm_held); output in $SCRATCH/NAME.out
+# and .err, vm_rc TOOL's exit status.
+js_run() {
+	_n=$1
+	shift
+	: > "$SCRATCH/$_n.work"
+	chroot "$js_root" /usr/bin/node /tmp/cheese.js busy > "$SCRATCH/$_n.work" &
+	_p=$!
+	if ! vm_wait "$SCRATCH/$_n.work" '^pid ' $_p; then
+		vm_rc=98
+		return
+	fi
+	vm_held "$_p" "$SCRATCH/$_n.out" "$SCRATCH/$_n.err" "$@" -p "$_p" 2
+	kill "$_p" 2> /dev/null
+	wait "$_p" 2> /dev/null
+}
+
+if [ ! -x "$js_root/usr/bin/node" ]; then
+	result node profile fail "no node at $js_root"
+elif [ $js_version -lt 517 ]; then
+	js_run jsfp profile -f -F 99
+	if [ $vm_rc = 0 ] && [ -z "$(vm_leftover profile)" ] && ! grep -q '(cheese\.js:' "$SCRATCH/jsfp.out"; then
+		result node profile n/a "no JavaScript frames named before 5.17 (bpf_loop): $(vm_samples "$SCRATCH/jsfp.out" ";node::Start") samples of its main thread"
+	else
+		result node profile fail "rc=$vm_rc $(tail -n 2 "$SCRATCH/jsfp.err") $(head -c 400 "$SCRATCH/jsfp.out")"
+	fi
+else
+	: > "$SCRATCH/jsp.all"
+	for _try in 1 2 3 4 5; do
+		js_run jsp profile -v -f -F 99
+		cat "$SCRATCH/jsp.out" >> "$SCRATCH/jsp.all"
+		[ $vm_rc = 0 ] && [ "$(vm_samples "$SCRATCH/jsp.all" ';node::Start')" -lt 50 ] || break
+	done
+	# Inlined or not, the same chain; brackets, not backslashes (awk -v).
+	sed 's/_\[i\]//g' "$SCRATCH/jsp.all" > "$SCRATCH/jsp.out"
+	chain="main [(]cheese[.]js:$(js_line main)[)];brie [(]cheese[.]js:$(js_line brie)[)];camembert [(]cheese[.]js:$(js_line camembert)[)];reblochon [(]cheese[.]js:$(js_line reblochon)[)]"
+	set -- $(awk -v c="$chain( |;)" '/;node::Start/ { all += $NF; if ($0 ~ c) n += $NF }
+		END { print n + 0, all + 0 }' "$SCRATCH/jsp.out")
+	inlined=$(vm_samples "$SCRATCH/jsp.all" 'reblochon [(]cheese[.]js:[0-9]+[)]_\[i\]')
+	if [ $vm_rc = 0 ] && [ -z "$(vm_leftover profile)" ] && [ "$2" -ge 50 ] && [ $(($1 * 100)) -ge $(($2 * 90)) ]; then
+		result node profile pass "$1 of $2 samples of its main thread the chain, $inlined with reblochon inlined"
+	else
+		result node profile fail "rc=$vm_rc $1 of $2 the chain $(grep -i 'v8' "$SCRATCH/jsp.err" | head -n 2) $(head -c 600 "$SCRATCH/jsp.out")"
+	fi
+fi
