@@ -275,20 +275,26 @@ js_lines() {
 		 END { printf "%d of %d the chain, %d unnamed\n", whole, all, unnamed; exit !(whole >= 50 && !unnamed) }' "$T/ours"
 }
 
-@test "node: a fake V8 whose frames hold planted objects: bounded, escaped, nothing misnamed" {
-	require_bpf
-	# Its frames without CFI, by frame pointers, as V8's JIT code.
+# fakev8_profile [jit]: tests/node/fakev8 built and run (its frames without
+# CFI, by frame pointers, as V8's JIT code), profile -f on it for 1.5 s of
+# its CPU into $T/folded and $T/err; bounded: a walk or a naming that never
+# ended would be killed (124).
+fakev8_profile() {
 	gcc -O0 -fno-omit-frame-pointer -fno-asynchronous-unwind-tables -fno-unwind-tables \
 		-c "$ROOT/tests/node/fakev8frame.c" -o "$T/frame.o"
 	gcc -O2 -fno-omit-frame-pointer -o "$T/fakev8" "$ROOT/tests/node/fakev8.c" "$T/frame.o"
 	: > "$T/work"
-	"$T/fakev8" 0 > "$T/work" &
+	"$T/fakev8" 0 "$@" > "$T/work" &
 	WPID=$!
 	wait_for_line "$T/work" '^pid ' 60
-	# Bounded: a walk or a naming that never ended would be killed (124).
 	tool_start "$T/folded" "$T/err" timeout 120 "$BIN/profile" -v -U -f -F 199 -p "$WPID"
 	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 1500 ))
 	tool_stop || fail "profile failed: $(tail -n 5 "$T/err")"
+}
+
+@test "node: a fake V8 whose frames hold planted objects: bounded, escaped, nothing misnamed" {
+	require_bpf
+	fakev8_profile
 	grep -q 'fakev8: V8 11.3: JavaScript frames named by their functions' "$T/err"
 	# The planted name and script escaped, whole to main; no raw escape anywhere.
 	run grep -c $'\033' "$T/folded" "$T/err"
@@ -302,16 +308,7 @@ js_lines() {
 @test "node: a fake V8's compiled code that lies about itself (a Code over all memory after it, inlined calls in a circle, decoys): bounded, escaped, nothing misnamed" {
 	require_bpf
 	[ "$(uname -m)" = x86_64 ] || skip "its planted code is x86-64's"
-	gcc -O0 -fno-omit-frame-pointer -fno-asynchronous-unwind-tables -fno-unwind-tables \
-		-c "$ROOT/tests/node/fakev8frame.c" -o "$T/frame.o"
-	gcc -O2 -fno-omit-frame-pointer -o "$T/fakev8" "$ROOT/tests/node/fakev8.c" "$T/frame.o"
-	: > "$T/work"
-	"$T/fakev8" 0 jit > "$T/work" &
-	WPID=$!
-	wait_for_line "$T/work" '^pid ' 60
-	tool_start "$T/folded" "$T/err" timeout 120 "$BIN/profile" -v -U -f -F 199 -p "$WPID"
-	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 1500 ))
-	tool_stop || fail "profile failed: $(tail -n 5 "$T/err")"
+	fakev8_profile jit
 	grep -q "fakev8: V8 11.3: JavaScript frames named by their functions, optimized code's by the calls it inlined too" "$T/err"
 	run grep -c $'\033' "$T/folded" "$T/err"
 	refute_output --regexp ':[1-9]'

@@ -44,7 +44,9 @@ static __always_inline bool runtimes_start(const struct proc_key *k)
  */
 static __always_inline int runtimes_step(__u64 bcp)
 {
-	return hotspot_step(bcp);
+	int r = hotspot_step(bcp);
+
+	return r >= 0 ? r : v8_step();
 }
 
 /* What the merge does with native frame @v, the walk's @j-th, as the runtime that merges says. */

@@ -182,6 +182,49 @@ static __always_inline int v8_merge(struct stack_trace *t, int n)
 	return n;
 }
 
+/*
+ * The walk is at code without CFI, whose frame pointer is @st->fp: where
+ * that is JSEntry's frame (arm64), steps to its C++ caller, whose stack
+ * pointer is past the registers it saved, not past the frame record as
+ * frame pointers alone would have it: 0. -1: frame pointers, as ever.
+ */
+#if defined(__TARGET_ARCH_arm64)
+__noinline int v8_step(void)
+{
+	struct v8_scratch *s = v8_state();
+	struct unwind_scratch *sc;
+	struct unwind_walk *st;
+	__u32 zero = 0;
+	__u64 w[4], marker;
+
+	sc = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!s || !sc || !s->active || !s->proc.l.entry_type)
+		return -1;
+	st = &sc->walk;
+	/* fp - 16, fp - 8 (the marker), then the frame record: the caller's fp and lr. */
+	if (st->fp < st->sp + 16 || (st->fp & 7) ||
+	    bpf_probe_read_user(w, sizeof(w), (const void *)(st->fp - 16)))
+		return -1;
+	marker = w[1];
+	if (marker != (__u64)s->proc.l.entry_type << 1 &&
+	    marker != (__u64)s->proc.l.construct_entry_type << 1)
+		return -1;
+	if (!w[3])
+		return -1;
+	st->sp = st->fp + V8_ENTRY_SAVED;
+	st->fp = w[2];
+	st->ip = UNWIND_CODE(w[3]);
+	st->exact = 0;
+	st->via_fp = 1;
+	return 0;
+}
+#else
+static __always_inline int v8_step(void)
+{
+	return -1;
+}
+#endif
+
 /* A walk of process @k starts (@p: its runtime, or NULL): V8's part of it is on if the process runs V8. */
 __noinline int v8_start(const struct proc_key *k, struct runtime_proc *p)
 {

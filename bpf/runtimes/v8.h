@@ -33,8 +33,17 @@ struct v8_layout {
 	__u16 function_shared;		/* JSFunction: its SharedFunctionInfo */
 	__u16 shared_name;		/* SharedFunctionInfo: name_or_scope_info */
 	__u16 shared_script;		/* ... script_or_debug_info */
-	__u16 pad;
+	__u8 entry_type;		/* StackFrame::ENTRY, 0: not known */
+	__u8 construct_entry_type;	/* ... CONSTRUCT_ENTRY */
 };
+
+/*
+ * arm64: the frame JSEntry makes (C++ calling JavaScript) has its frame
+ * record below the caller's callee-saved registers it keeps (x19-x30,
+ * d8-d15: twenty words), the caller's stack pointer above them; a typed
+ * frame's marker is its type, shifted left by one.
+ */
+#define V8_ENTRY_SAVED		(20 * 8)
 
 /* One V8 process (struct runtime_proc's). */
 struct v8_proc {
@@ -46,24 +55,27 @@ struct v8_proc {
  * for user space to tell it from another object the collector put where
  * it was, once it moved or freed it; then
  * - one running in a file (the interpreter, a builtin): that
- *   SharedFunctionInfo (8-aligned, below 2^48);
+ *   SharedFunctionInfo (8-aligned, below 2^48), a check of 10 bits;
  * - one running code V8 compiled (in no file): the address it was at (the
- *   call's, before its return address), for user space to find that code
- *   and the calls it inlined there; the SharedFunctionInfo is its data.
+ *   call's, before its return address; 48 bits: arm64 maps code up to
+ *   there), a check of 9 bits, for user space to find that code and the
+ *   calls it inlined there; the SharedFunctionInfo is its data.
  */
 #define V8_CHECK_BITS		10
+#define V8_CODE_CHECK_BITS	9
 #define V8_AT_CODE		(1ULL << 57)
-#define V8_PC_MASK		((1ULL << 47) - 1)
+#define V8_PC_MASK		((1ULL << 48) - 1)
 #define V8_FRAME(shared, check)								\
 	RUNTIME_FRAME(RUNTIME_V8, ((shared) >> 3) << V8_CHECK_BITS |			\
 		      ((check) & ((1 << V8_CHECK_BITS) - 1)))
 #define V8_CODE_FRAME(pc, check)							\
-	RUNTIME_FRAME(RUNTIME_V8, V8_AT_CODE | ((pc) & V8_PC_MASK) << V8_CHECK_BITS |	\
-		      ((check) & ((1 << V8_CHECK_BITS) - 1)))
+	RUNTIME_FRAME(RUNTIME_V8, V8_AT_CODE | ((pc) & V8_PC_MASK) << V8_CODE_CHECK_BITS |	\
+		      ((check) & ((1 << V8_CODE_CHECK_BITS) - 1)))
 #define V8_FRAME_AT_CODE(v)	(!!(RUNTIME_FRAME_PAYLOAD(v) & V8_AT_CODE))
 #define V8_FRAME_SHARED(v)	((RUNTIME_FRAME_PAYLOAD(v) >> V8_CHECK_BITS) << 3)
-#define V8_FRAME_PC(v)		((RUNTIME_FRAME_PAYLOAD(v) >> V8_CHECK_BITS) & V8_PC_MASK)
-#define V8_FRAME_CHECK(v)	((v) & ((1 << V8_CHECK_BITS) - 1))
+#define V8_FRAME_PC(v)		((RUNTIME_FRAME_PAYLOAD(v) >> V8_CODE_CHECK_BITS) & V8_PC_MASK)
+#define V8_FRAME_CHECK_BITS(v)	(V8_FRAME_AT_CODE(v) ? V8_CODE_CHECK_BITS : V8_CHECK_BITS)
+#define V8_FRAME_CHECK(v)	((v) & ((1 << V8_FRAME_CHECK_BITS(v)) - 1))
 
 /* The check: a mix of two words of the object that stay while it is the same function's. */
 static inline __u32 v8_frame_check(__u64 name, __u64 script)

@@ -25,8 +25,10 @@ enum v8_sym {
 	SLICED_OFFSET, FIXED_LENGTH, FIXED_DATA, TYPE_FIXED_ARRAY,
 	TYPE_UNCOMPILED_FIRST, TYPE_UNCOMPILED_LAST, UNCOMPILED_START,
 	NREQUIRED,
+	/* Typed frames' types, where arm64's JSEntry frame is stepped out of. */
+	FRAME_ENTRY = NREQUIRED, FRAME_CONSTRUCT_ENTRY,
 	/* For compiled code only: types, then what some versions say of Code. */
-	TYPE_CODE = NREQUIRED, TYPE_BYTE_ARRAY, TYPE_WEAK_FIXED_ARRAY, CODE_KIND_BASELINE,
+	TYPE_CODE, TYPE_BYTE_ARRAY, TYPE_WEAK_FIXED_ARRAY, CODE_KIND_BASELINE,
 	CODE_DEOPT, CODE_POSITIONS, CODE_START, CODE_FLAGS, CODE_SIZE,
 	DEOPT_INLINED, DEOPT_LITERALS, DEOPT_SHARED, DEOPT_INLINING,
 	NSYMS
@@ -66,6 +68,8 @@ static const char *const sym_names[NSYMS] = {
 	[TYPE_UNCOMPILED_FIRST] = "v8dbg_type_UncompiledDataWithPreparseData__UNCOMPILED_DATA_WITH_PREPARSE_DATA_TYPE",
 	[TYPE_UNCOMPILED_LAST] = "v8dbg_type_UncompiledDataWithoutPreparseDataWithJob__UNCOMPILED_DATA_WITHOUT_PREPARSE_DATA_WITH_JOB_TYPE",
 	[UNCOMPILED_START] = "v8dbg_class_UncompiledData__start_position__int32_t",
+	[FRAME_ENTRY] = "v8dbg_frametype_EntryFrame",
+	[FRAME_CONSTRUCT_ENTRY] = "v8dbg_frametype_ConstructEntryFrame",
 	[TYPE_CODE] = "v8dbg_type_Code__CODE_TYPE",
 	[TYPE_BYTE_ARRAY] = "v8dbg_type_ByteArray__BYTE_ARRAY_TYPE",
 	[TYPE_WEAK_FIXED_ARRAY] = "v8dbg_type_WeakFixedArray__WEAK_FIXED_ARRAY_TYPE",
@@ -212,6 +216,11 @@ static void *probe(int fd, Elf *elf, const char *path)
 		.shared_name = b->v[SHARED_NAME],
 		.shared_script = b->v[SHARED_SCRIPT],
 	};
+	if (b->v[FRAME_ENTRY] > 0 && b->v[FRAME_ENTRY] < 64 && b->v[FRAME_CONSTRUCT_ENTRY] > 0 &&
+	    b->v[FRAME_CONSTRUCT_ENTRY] < 64) {
+		b->l.entry_type = b->v[FRAME_ENTRY];
+		b->l.construct_entry_type = b->v[FRAME_CONSTRUCT_ENTRY];
+	}
 	if (b->l.function_shared > V8_OBJECT_READ - 8 || b->l.shared_name > V8_OBJECT_READ - 8 ||
 	    b->l.shared_script > V8_OBJECT_READ - 8)
 		goto unknown;
@@ -545,10 +554,11 @@ static uint32_t line_of(const struct lines *l, int64_t pos)
 /*
  * Names SharedFunctionInfo @shared in process @p: its function's name, its
  * script's and its first line, if it is still the function a frame was
- * taken from (its type, and @check the same; -1: known to be).
+ * taken from (its type, and the low @bits of its check @check; -1: known
+ * to be).
  */
 static int function_name(const struct heap *h, const struct proc_key *p, uint64_t shared,
-			 int check, struct frame_name *out)
+			 int check, int bits, struct frame_name *out)
 {
 	const int *v = h->b->v;
 	uint64_t name_or_si, script, name = 0, data;
@@ -562,7 +572,7 @@ static int function_name(const struct heap *h, const struct proc_key *p, uint64_
 		return -EFAULT;
 	if (type != v[TYPE_SHARED] || word(h, shared, v[SHARED_NAME], &name_or_si) ||
 	    word(h, shared, v[SHARED_SCRIPT], &script) ||
-	    (check >= 0 && v8_frame_check(name_or_si, script) != (uint32_t)check))
+	    (check >= 0 && (v8_frame_check(name_or_si, script) & ((1U << bits) - 1)) != (uint32_t)check))
 		return -ESTALE;
 	type = type_of(h, name_or_si);
 	if (type == v[TYPE_SCOPE_INFO])
@@ -663,6 +673,8 @@ static int code_scan(const struct heap *h, uint64_t pc, struct v8_code *out)
 			tagged = v[CODE_START] > 0 ? s - before + V8_HEAP_TAG : chunk[(s - 8 - lo) / 8];
 			if (is_heap(tagged) && code_starts(h, s, pc, tagged, out))
 				return 0;
+			if (s < V8_CODE_ALIGN)
+				return -ENOENT;
 		}
 	}
 	return -ENOENT;
@@ -750,8 +762,8 @@ static bool vlq(const uint8_t *b, int64_t n, int64_t *at, int64_t *out)
 static int position_at(const struct heap *h, const struct v8_code *code, uint64_t off,
 		       uint64_t *out)
 {
-	int64_t n, at = 0, code_off = -1, pos = 0, d;
-	uint64_t table;
+	int64_t n, at = 0, code_off = -1, d;
+	uint64_t table, pos = 0;
 	uint8_t *b;
 	bool found = false;
 
@@ -759,14 +771,15 @@ static int position_at(const struct heap *h, const struct v8_code *code, uint64_
 	    (n = bytes(h, table, 1 << 20, &b)) < 0)
 		return -EFAULT;
 	while (at < n) {
-		if (!vlq(b, n, &at, &d))
+		/* Code offsets fit an int; a delta that does not is no table's. */
+		if (!vlq(b, n, &at, &d) || d > INT32_MAX || d < INT32_MIN)
 			break;
 		code_off += d >= 0 ? d : -d - 1;
 		if (code_off > (int64_t)off)
 			break;
 		if (!vlq(b, n, &at, &d))
 			break;
-		pos += d;
+		pos += (uint64_t)d;
 		found = true;
 	}
 	free(b);
@@ -845,7 +858,7 @@ static int code_frame_name(const struct heap *h, const struct runtime_read *r, u
 	}
 	if (!shared)
 		return -ESTALE;
-	err = function_name(h, r->p, shared, check, out);
+	err = function_name(h, r->p, shared, check, V8_CODE_CHECK_BITS, out);
 	if (err || !n)
 		return err;
 	out->inlined = calloc(n, sizeof(*out->inlined));
@@ -853,7 +866,7 @@ static int code_frame_name(const struct heap *h, const struct runtime_read *r, u
 		return 0;
 	/* All of them or none: a chain missing a call would say a function called another it did not. */
 	for (int i = 0; i < n; i++) {
-		if (function_name(h, r->p, inlined[i], -1, &out->inlined[out->ninlined])) {
+		if (function_name(h, r->p, inlined[i], -1, 0, &out->inlined[out->ninlined])) {
 			while (out->ninlined)
 				frame_name__clear(&out->inlined[--out->ninlined]);
 			free(out->inlined);
@@ -874,7 +887,7 @@ static int read_name(void *ctx, struct frame_name *out)
 	if (V8_FRAME_AT_CODE(r->v))
 		return code_frame_name(&h, r, r->data ? r->data + V8_HEAP_TAG : 0, out);
 	return function_name(&h, r->p, V8_FRAME_SHARED(r->v) + V8_HEAP_TAG, V8_FRAME_CHECK(r->v),
-			     out);
+			     V8_CHECK_BITS, out);
 }
 
 static const struct frame_names_words words = {
