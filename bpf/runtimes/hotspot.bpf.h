@@ -127,7 +127,7 @@ static __always_inline int hotspot_interpreted(struct hotspot_scratch *s, struct
 	if (!st->exact)
 		bcp = w[(HOTSPOT_INTERP_LOW + HOTSPOT_INTERP_BCP * 8) / 8];
 	sender_sp = w[(HOTSPOT_INTERP_LOW + HOTSPOT_INTERP_SENDER_SP * 8) / 8];
-	if (!method || (method & 7) || method >= 1ULL << 47)
+	if (!method || (method & 7) || method >= 1ULL << 48)
 		return -1;
 	if (bcp && !bpf_probe_read_user(&s->const_method, sizeof(s->const_method),
 					(const void *)(method + s->proc.l.method_const)) &&
@@ -183,7 +183,7 @@ __noinline int hotspot_step(__u64 bcp)
 	kind = s->name[0] == 'n' && (s->name[1] == 'm' || s->name[1] == 'a') ?
 		       HOTSPOT_COMPILED : HOTSPOT_STUB;
 	hotspot_put(s, st->n - 1,
-		    HOTSPOT_CODE_FRAME(kind, pc, kind == HOTSPOT_COMPILED ?
+		    HOTSPOT_CODE_FRAME(kind, pc - s->proc.lo, kind == HOTSPOT_COMPILED ?
 				       hotspot_int(s->blob, s->proc.l.nm_compile_id) : 0));
 	frame_size = hotspot_int(s->blob, s->proc.l.blob_frame_size);
 	if (s->name[0] == 'v' && s->name[1] == 't') {

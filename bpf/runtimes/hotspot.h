@@ -68,38 +68,43 @@ struct hotspot_proc {
 #define HOTSPOT_BLOB_READ	320
 
 /*
- * A Java frame, one slot of the stack: its kind, then
- * - interpreted: its Method (8-aligned, below 2^47) and its bytecode
- *   index, HOTSPOT_BCI_NONE past what the slot holds, or not known;
+ * A Java frame, one slot of the stack:
+ * - interpreted: its Method (8-aligned, below 2^48: arm64 maps metaspace
+ *   above 2^47) and its bytecode index, HOTSPOT_BCI_NONE past what the
+ *   slot holds, or not known;
  * - compiled (an nmethod's code, the methods inlined there too) and a
- *   stub's: the address in its code, and the low bits of the nmethod's
- *   compile id, for user space to tell it from code the JVM put where it
- *   was once it freed it.
+ *   stub's: HOTSPOT_AT_CODE and its kind, the address in its code, as its
+ *   offset from the code cache's low bound (arm64 maps code above 2^47 as
+ *   well), and the low bits of the nmethod's compile id, for user space to
+ *   tell it from code the JVM put where it was once it freed it.
  */
 enum hotspot_kind {
-	HOTSPOT_INTERPRETED,
-	HOTSPOT_COMPILED,
-	HOTSPOT_STUB,
+	HOTSPOT_INTERPRETED = 0,
+	HOTSPOT_COMPILED = 2,
+	HOTSPOT_STUB = 3,
 };
 
 #define HOTSPOT_KIND_SHIFT	56
+#define HOTSPOT_AT_CODE		(1ULL << 57)
 #define HOTSPOT_BCI_BITS	12
 #define HOTSPOT_BCI_NONE	((1 << HOTSPOT_BCI_BITS) - 1)
 #define HOTSPOT_CHECK_BITS	9
 
 #define HOTSPOT_INTERP_FRAME(method, bci)						\
-	RUNTIME_FRAME(RUNTIME_HOTSPOT, (__u64)HOTSPOT_INTERPRETED << HOTSPOT_KIND_SHIFT |	\
-		      ((method) >> 3) << HOTSPOT_BCI_BITS | ((bci) & HOTSPOT_BCI_NONE))
-#define HOTSPOT_CODE_FRAME(kind, pc, check)						\
+	RUNTIME_FRAME(RUNTIME_HOTSPOT, ((method) >> 3) << HOTSPOT_BCI_BITS |		\
+		      ((bci) & HOTSPOT_BCI_NONE))
+#define HOTSPOT_CODE_FRAME(kind, off, check)						\
 	RUNTIME_FRAME(RUNTIME_HOTSPOT, (__u64)(kind) << HOTSPOT_KIND_SHIFT |		\
-		      ((pc) & ((1ULL << 47) - 1)) << HOTSPOT_CHECK_BITS |		\
+		      ((off) & ((1ULL << 47) - 1)) << HOTSPOT_CHECK_BITS |		\
 		      ((check) & ((1 << HOTSPOT_CHECK_BITS) - 1)))
 
-#define HOTSPOT_FRAME_KIND(v)	(RUNTIME_FRAME_PAYLOAD(v) >> HOTSPOT_KIND_SHIFT)
+#define HOTSPOT_FRAME_KIND(v)								\
+	(RUNTIME_FRAME_PAYLOAD(v) & HOTSPOT_AT_CODE ?					\
+	 RUNTIME_FRAME_PAYLOAD(v) >> HOTSPOT_KIND_SHIFT : HOTSPOT_INTERPRETED)
 #define HOTSPOT_FRAME_METHOD(v)							\
-	(((RUNTIME_FRAME_PAYLOAD(v) & ((1ULL << HOTSPOT_KIND_SHIFT) - 1)) >> HOTSPOT_BCI_BITS) << 3)
+	(((RUNTIME_FRAME_PAYLOAD(v) & (HOTSPOT_AT_CODE - 1)) >> HOTSPOT_BCI_BITS) << 3)
 #define HOTSPOT_FRAME_BCI(v)	((v) & HOTSPOT_BCI_NONE)
-#define HOTSPOT_FRAME_PC(v)							\
+#define HOTSPOT_FRAME_OFF(v)							\
 	((RUNTIME_FRAME_PAYLOAD(v) & ((1ULL << HOTSPOT_KIND_SHIFT) - 1)) >> HOTSPOT_CHECK_BITS)
 #define HOTSPOT_FRAME_CHECK(v)	((v) & ((1 << HOTSPOT_CHECK_BITS) - 1))
 

@@ -148,6 +148,7 @@ struct hs_proc {
 	uint64_t retry_ns;		/* when to try again (CLOCK_BOOTTIME) */
 	struct hs_vm vm;
 	struct hotspot_heap heap[HOTSPOT_HEAPS];
+	uint64_t lo;			/* CodeCache::_low_bound: code frames are kept from it */
 	uint8_t nheaps, log2;
 };
 
@@ -520,6 +521,7 @@ static int bpf_proc(const void *binary, pid_t pid, uint64_t bias, uint32_t id,
 	    rd64(pid, queue + p->vm.f[SQ_BUFFER], &buffer) ||
 	    rd32(pid, queue + p->vm.f[SQ_LIMIT], &limit) || limit <= 0)
 		return -EAGAIN;
+	p->lo = hp->lo;
 	hp->interp_lo = buffer;
 	hp->interp_hi = buffer + limit;
 	memcpy(hp->heap, p->heap, sizeof(hp->heap));
@@ -835,7 +837,7 @@ static int read_code_frame(const struct jvm *j, uint64_t v, struct frame_name *o
 {
 	const struct hs_vm *vm = j->vm;
 	const struct hs_proc *p = j->p;
-	uint64_t pc = HOTSPOT_FRAME_PC(v), nm, begin, name_at, methods[HS_INLINE_MAX];
+	uint64_t pc = p->lo + HOTSPOT_FRAME_OFF(v), nm, begin, name_at, methods[HS_INLINE_MAX];
 	uint32_t bcis[HS_INLINE_MAX];
 	char name[64];
 	int32_t id;

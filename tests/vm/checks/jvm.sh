@@ -1,0 +1,82 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# The JVM on a test VM's kernel: Debian 13's openjdk-21, chrooted, runs
+# tests/jvm/Cheese.java's main loop; profile must name its busy chain's
+# Java methods, whole from Cheese.main through what C2 inlined, where the
+# kernel has bpf_loop (5.17), on arm64 too; before, its frames stay native.
+#
+# POSIX sh; see tests/vm/lib.sh. JVMROOT is the unpacked JVM with the
+# classes in its /tmp/jvm (tests/vm/run puts it at /bpfscope/jvm in the guests).
+
+jv_root=${JVMROOT:-/bpfscope/jvm}
+jv_version=$(uname -r | awk -F'[.-]' '{ printf "%d", $1 * 100 + $2 }')
+jv_src=$jv_root/tmp/jvm/Cheese.java
+
+# jv_line TEXT: the line of Cheese.java that holds TEXT.
+jv_line() {
+	grep -n -F "$1" "$jv_src" | head -n 1 | cut -d: -f1
+}
+
+# jv_run NAME TOOL ARGS...: the JVM's busy main thread, warmed for C2 to
+# compile it, TOOL -p PID ARGS on it for 2 s, held while the tool loads
+# (vm_held); output in $SCRATCH/NAME.out and .err, vm_rc TOOL's exit status.
+jv_run() {
+	_n=$1
+	shift
+	: > "$SCRATCH/$_n.work"
+	# Its launcher finds its libraries by $ORIGIN, which needs a /proc.
+	mountpoint -q "$jv_root/proc" || mount -t proc proc "$jv_root/proc"
+	# Its standard input held open: at its end, Cheese exits.
+	rm -f "$SCRATCH/jvfeed"
+	mkfifo "$SCRATCH/jvfeed"
+	sleep 3600 > "$SCRATCH/jvfeed" &
+	_h=$!
+	chroot "$jv_root" /usr/lib/jvm/default/bin/java -Xmx64m -cp /tmp/jvm Cheese \
+		< "$SCRATCH/jvfeed" > "$SCRATCH/$_n.work" 2>&1 &
+	_p=$!
+	if ! vm_wait "$SCRATCH/$_n.work" '^tid main ' $_p; then
+		kill $_h 2> /dev/null
+		vm_rc=98
+		return
+	fi
+	_i=0
+	while [ $_i -lt 600 ] && [ "$(awk '{ print $14 + $15 }' "/proc/$_p/stat" 2> /dev/null || echo 0)" -lt 500 ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	vm_held "$_p" "$SCRATCH/$_n.out" "$SCRATCH/$_n.err" "$@" -p "$_p" 2
+	kill "$_p" $_h 2> /dev/null
+	wait "$_p" 2> /dev/null
+}
+
+if [ ! -x "$jv_root/usr/lib/jvm/default/bin/java" ]; then
+	result jvm profile fail "no java at $jv_root"
+elif [ $jv_version -lt 517 ]; then
+	jv_run jvfp profile -f -F 99
+	if [ $vm_rc = 0 ] && [ -z "$(vm_leftover profile)" ] && ! grep -q '(Cheese\.java:' "$SCRATCH/jvfp.out"; then
+		result jvm profile n/a "no Java frames walked before 5.17 (bpf_loop)"
+	else
+		result jvm profile fail "rc=$vm_rc $(tail -n 2 "$SCRATCH/jvfp.err") $(head -c 400 "$SCRATCH/jvfp.out")"
+	fi
+else
+	: > "$SCRATCH/jvp.all"
+	for _try in 1 2 3; do
+		jv_run jvp profile -v -f -F 99
+		cat "$SCRATCH/jvp.out" >> "$SCRATCH/jvp.all"
+		[ $vm_rc = 0 ] && [ "$(vm_samples "$SCRATCH/jvp.all" 'Cheese[.]brie')" -lt 50 ] || break
+	done
+	sed 's/_\[i\]//g' "$SCRATCH/jvp.all" > "$SCRATCH/jvp.out"
+	# Brackets, not backslashes: awk -v takes escapes away.
+	chain="Cheese[.]main [(]Cheese[.]java:$(jv_line 'brie(100000); // the main loop')[)];Cheese[.]brie [(]Cheese[.]java:$(jv_line 'return camembert(n)')[)];Cheese[.]camembert [(]Cheese[.]java:$(jv_line 'return reblochon(n)')[)];Cheese[.]reblochon [(]Cheese[.]java:"
+	set -- $(awk -v c="$chain" '/Cheese[.]brie/ { all += $NF; if ($0 ~ c) n += $NF }
+		END { print n + 0, all + 0 }' "$SCRATCH/jvp.out")
+	inlined=$(vm_samples "$SCRATCH/jvp.all" 'Cheese[.](camembert|reblochon) [(]Cheese[.]java:[0-9]+[)]_[[]i[]]')
+	# Whole: from the launcher's thread through the call stub into Java.
+	rooted=$(vm_samples "$SCRATCH/jvp.out" ';ThreadJavaMain;JavaMain;.*;JavaCalls::call_helper.*;[[]StubRoutines [^]]*[]];Cheese[.]main ')
+	if [ $vm_rc = 0 ] && [ -z "$(vm_leftover profile)" ] && [ "$2" -ge 50 ] && [ $(($1 * 100)) -ge $(($2 * 90)) ] &&
+	    [ "$inlined" -gt 0 ] && [ $((rooted * 100)) -ge $(($2 * 90)) ]; then
+		result jvm profile pass "$1 of $2 samples the chain, $inlined with what C2 inlined, $rooted whole from the launcher's thread"
+	else
+		result jvm profile fail "rc=$vm_rc $1 of $2 the chain, $inlined inlined, $rooted whole $(grep -iE 'hotspot|jvm' "$SCRATCH/jvp.err" | head -n 2) $(head -c 600 "$SCRATCH/jvp.out")"
+	fi
+fi
