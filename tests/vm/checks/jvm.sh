@@ -24,8 +24,10 @@ jv_run() {
 	_n=$1
 	shift
 	: > "$SCRATCH/$_n.work"
-	# Its launcher finds its libraries by $ORIGIN, which needs a /proc.
-	mountpoint -q "$jv_root/proc" || mount -t proc proc "$jv_root/proc"
+	# Its launcher finds its libraries by $ORIGIN, which needs a /proc (taken
+	# away after: on the host, the root is copied into the next guest's).
+	_m=
+	mountpoint -q "$jv_root/proc" || { mount -t proc proc "$jv_root/proc" && _m=1; }
 	# Its standard input held open: at its end, Cheese exits.
 	rm -f "$SCRATCH/jvfeed"
 	mkfifo "$SCRATCH/jvfeed"
@@ -35,7 +37,9 @@ jv_run() {
 		< "$SCRATCH/jvfeed" > "$SCRATCH/$_n.work" 2>&1 &
 	_p=$!
 	if ! vm_wait "$SCRATCH/$_n.work" '^tid main ' $_p; then
-		kill $_h 2> /dev/null
+		kill $_p $_h 2> /dev/null
+		wait $_p 2> /dev/null
+		[ -z "$_m" ] || umount "$jv_root/proc"
 		vm_rc=98
 		return
 	fi
@@ -47,6 +51,7 @@ jv_run() {
 	vm_held "$_p" "$SCRATCH/$_n.out" "$SCRATCH/$_n.err" "$@" -p "$_p" 2
 	kill "$_p" $_h 2> /dev/null
 	wait "$_p" 2> /dev/null
+	[ -z "$_m" ] || umount "$jv_root/proc"
 }
 
 if [ ! -x "$jv_root/usr/lib/jvm/default/bin/java" ]; then
