@@ -100,6 +100,17 @@ vm_held() {
 	vm_rc=$?
 }
 
+# vm_warm PID TICKS: waits (60 s at most) until workload PID has run TICKS
+# clock ticks (100 a second): a JIT (V8's, the JVM's) optimizes what it
+# runs later under emulation than outside it.
+vm_warm() {
+	_i=0
+	while [ $_i -lt 600 ] && [ "$(awk '{ print $14 + $15 }' "/proc/$1/stat" 2> /dev/null || echo 0)" -lt "$2" ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+}
+
 # vm_trace NAME WORKLOAD TOOL [ARGS...]: starts WORKLOAD (plain words; it
 # prints "pid PID" and waits for SIGUSR1), then TOOL -p PID ARGS with
 # vm_attach; releases the workload, waits for it, and stops the tool with

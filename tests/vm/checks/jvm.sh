@@ -43,11 +43,8 @@ jv_run() {
 		vm_rc=98
 		return
 	fi
-	_i=0
-	while [ $_i -lt 600 ] && [ "$(awk '{ print $14 + $15 }' "/proc/$_p/stat" 2> /dev/null || echo 0)" -lt 500 ]; do
-		sleep 0.1
-		_i=$((_i + 1))
-	done
+	# 5 s of its CPU first, for C2 to have compiled the chain.
+	vm_warm "$_p" 500
 	vm_held "$_p" "$SCRATCH/$_n.out" "$SCRATCH/$_n.err" "$@" -p "$_p" 2
 	kill "$_p" $_h 2> /dev/null
 	wait "$_p" 2> /dev/null

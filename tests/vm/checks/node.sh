@@ -30,13 +30,8 @@ js_run() {
 		vm_rc=98
 		return
 	fi
-	# Warm: 3 s of its CPU first (60 s at most), for V8 to have optimized
-	# the loop and inlined the chain, as it does at once outside an emulator.
-	_i=0
-	while [ $_i -lt 600 ] && [ "$(awk '{ print $14 + $15 }' "/proc/$_p/stat" 2> /dev/null || echo 0)" -lt 300 ]; do
-		sleep 0.1
-		_i=$((_i + 1))
-	done
+	# 3 s of its CPU first, for V8 to have optimized the loop and inlined the chain.
+	vm_warm "$_p" 300
 	vm_held "$_p" "$SCRATCH/$_n.out" "$SCRATCH/$_n.err" "$@" -p "$_p" 2
 	kill "$_p" 2> /dev/null
 	wait "$_p" 2> /dev/null
