@@ -65,7 +65,9 @@ else
 	for _try in 1 2 3; do
 		jv_run jvp profile -v -f -F 99
 		cat "$SCRATCH/jvp.out" >> "$SCRATCH/jvp.all"
-		[ $vm_rc = 0 ] && [ "$(vm_samples "$SCRATCH/jvp.all" 'Cheese[.]brie')" -lt 50 ] || break
+		# Again while too few samples, or C2 has not inlined yet (a guest beside the suite starves it).
+		[ $vm_rc = 0 ] && { [ "$(vm_samples "$SCRATCH/jvp.all" 'Cheese[.]brie')" -lt 50 ] ||
+			[ "$(vm_samples "$SCRATCH/jvp.all" 'Cheese[.](camembert|reblochon) [(]Cheese[.]java:[0-9]+[)]_[[]i[]]')" = 0 ]; } || break
 	done
 	sed 's/_\[i\]//g' "$SCRATCH/jvp.all" > "$SCRATCH/jvp.out"
 	# Brackets, not backslashes: awk -v takes escapes away.
