@@ -55,9 +55,10 @@ start_jvm() {
 }
 
 # The busy chain's frames from main down, as the reports name them (-F: folded, marks kept).
+# reblochon's line is the sample's: none in its compiled code's entry, before its first bytecode.
 chain() {
 	local i=${1:-}
-	echo "Cheese.main (Cheese.java:$L_main);Cheese.brie (Cheese.java:$L_brie);Cheese.camembert (Cheese.java:$L_camembert)$i;Cheese.reblochon (Cheese.java:"
+	echo "Cheese.main (Cheese.java:$L_main);Cheese.brie (Cheese.java:$L_brie);Cheese.camembert (Cheese.java:$L_camembert)$i;Cheese.reblochon (Cheese.java"
 }
 
 @test "jvm: profile names the busy thread's Java chain, inlined methods marked, whole to its root, as jcmd sees it" {

@@ -32,6 +32,20 @@ vm_samples() {
 	awk -v re="$2" '$0 ~ re { n += $NF } END { print n + 0 }' "$1"
 }
 
+# vm_offchain FOLDED SELECT CHAIN: what a failed chain check saw instead:
+# the two commonest folded stacks matching SELECT but not CHAIN (regexes),
+# each its count and its last 240 characters (the leaf end, where walks
+# differ).
+vm_offchain() {
+	awk -v s="$2" -v c="$3" '$0 ~ s && $0 !~ c { n[$0] += $NF }
+		END { for (i = 0; i < 2; i++) {
+			best = 0
+			for (k in n) if (n[k] > best) { best = n[k]; top = k }
+			if (!best) break
+			printf "off the chain (%d): ...%s ", best, substr(top, length(top) - 239)
+			delete n[top] } }' "$1"
+}
+
 # vm_settled ERR: waits until a stack tool's -v output in ERR has named no
 # new binary's unwind rows for half a second (20 s at most). System-wide, a
 # tool reads every running binary's call-frame information at its start,

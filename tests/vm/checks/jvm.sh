@@ -17,44 +17,49 @@ jv_line() {
 	grep -n -F "$1" "$jv_src" | head -n 1 | cut -d: -f1
 }
 
-# jv_run NAME TOOL ARGS...: the JVM's busy main thread, warmed for C2 to
-# compile it, TOOL -p PID ARGS on it for 2 s, held while the tool loads
-# (vm_held); output in $SCRATCH/NAME.out and .err, vm_rc TOOL's exit status.
-jv_run() {
-	_n=$1
-	shift
-	: > "$SCRATCH/$_n.work"
+# jv_start NAME: the JVM's busy main thread (jv_pid), warmed for C2 to
+# compile it; its output in $SCRATCH/NAME.work. Fails if it never ran.
+jv_start() {
+	: > "$SCRATCH/$1.work"
 	# Its launcher finds its libraries by $ORIGIN, which needs a /proc (taken
 	# away after: on the host, the root is copied into the next guest's).
-	_m=
-	mountpoint -q "$jv_root/proc" || { mount -t proc proc "$jv_root/proc" && _m=1; }
+	jv_mounted=
+	grep -q " $jv_root/proc " /proc/mounts || { mount -t proc proc "$jv_root/proc" && jv_mounted=1; }
 	# Its standard input held open: at its end, Cheese exits.
 	rm -f "$SCRATCH/jvfeed"
 	mkfifo "$SCRATCH/jvfeed"
 	sleep 3600 > "$SCRATCH/jvfeed" &
-	_h=$!
+	jv_feed=$!
 	chroot "$jv_root" /usr/lib/jvm/default/bin/java -Xmx64m -cp /tmp/jvm Cheese \
-		< "$SCRATCH/jvfeed" > "$SCRATCH/$_n.work" 2>&1 &
-	_p=$!
-	if ! vm_wait "$SCRATCH/$_n.work" '^tid main ' $_p; then
-		kill $_p $_h 2> /dev/null
-		wait $_p 2> /dev/null
-		[ -z "$_m" ] || umount "$jv_root/proc"
-		vm_rc=98
-		return
-	fi
+		< "$SCRATCH/jvfeed" > "$SCRATCH/$1.work" 2>&1 &
+	jv_pid=$!
+	vm_wait "$SCRATCH/$1.work" '^tid main ' $jv_pid || { jv_stop; return 1; }
 	# 5 s of its CPU first, for C2 to have compiled the chain.
-	vm_warm "$_p" 500
-	vm_held "$_p" "$SCRATCH/$_n.out" "$SCRATCH/$_n.err" "$@" -p "$_p" 2
-	kill "$_p" $_h 2> /dev/null
-	wait "$_p" 2> /dev/null
-	[ -z "$_m" ] || umount "$jv_root/proc"
+	vm_warm $jv_pid 500
+}
+
+jv_stop() {
+	kill $jv_pid $jv_feed 2> /dev/null
+	wait $jv_pid 2> /dev/null
+	[ -z "$jv_mounted" ] || umount "$jv_root/proc"
+}
+
+# jv_profile NAME TOOL ARGS...: TOOL -p jv_pid ARGS for 2 s, held while
+# the tool loads (vm_held); output in $SCRATCH/NAME.out and .err, vm_rc
+# TOOL's exit status (98: no JVM running).
+jv_profile() {
+	_n=$1
+	shift
+	vm_rc=98
+	kill -0 $jv_pid 2> /dev/null || return 0
+	vm_held $jv_pid "$SCRATCH/$_n.out" "$SCRATCH/$_n.err" "$@" -p $jv_pid 2
 }
 
 if [ ! -x "$jv_root/usr/lib/jvm/default/bin/java" ]; then
 	result jvm profile fail "no java at $jv_root"
 elif [ $jv_version -lt 517 ]; then
-	jv_run jvfp profile -f -F 99
+	jv_start jvfp && jv_profile jvfp profile -f -F 99
+	jv_stop
 	if [ $vm_rc = 0 ] && [ -z "$(vm_leftover profile)" ] && ! grep -q '(Cheese\.java:' "$SCRATCH/jvfp.out"; then
 		result jvm profile n/a "no Java frames walked before 5.17 (bpf_loop)"
 	else
@@ -62,16 +67,21 @@ elif [ $jv_version -lt 517 ]; then
 	fi
 else
 	: > "$SCRATCH/jvp.all"
-	for _try in 1 2 3; do
-		jv_run jvp profile -v -f -F 99
+	jv_start jvp
+	# Again on the same JVM while too few samples, or C2 has not inlined
+	# yet: a guest beside the suite gets so little of the host that its
+	# clock ticks are not work done, and a new JVM would start over.
+	for _try in 1 2 3 4 5 6; do
+		jv_profile jvp profile -v -f -F 99
 		cat "$SCRATCH/jvp.out" >> "$SCRATCH/jvp.all"
-		# Again while too few samples, or C2 has not inlined yet (a guest beside the suite starves it).
 		[ $vm_rc = 0 ] && { [ "$(vm_samples "$SCRATCH/jvp.all" 'Cheese[.]brie')" -lt 50 ] ||
 			[ "$(vm_samples "$SCRATCH/jvp.all" 'Cheese[.](camembert|reblochon) [(]Cheese[.]java:[0-9]+[)]_[[]i[]]')" = 0 ]; } || break
 	done
+	jv_stop
 	sed 's/_\[i\]//g' "$SCRATCH/jvp.all" > "$SCRATCH/jvp.out"
-	# Brackets, not backslashes: awk -v takes escapes away.
-	chain="Cheese[.]main [(]Cheese[.]java:$(jv_line 'brie(100000); // the main loop')[)];Cheese[.]brie [(]Cheese[.]java:$(jv_line 'return camembert(n)')[)];Cheese[.]camembert [(]Cheese[.]java:$(jv_line 'return reblochon(n)')[)];Cheese[.]reblochon [(]Cheese[.]java:"
+	# Brackets, not backslashes: awk -v takes escapes away. reblochon's
+	# line is the sample's: none in its compiled code's entry.
+	chain="Cheese[.]main [(]Cheese[.]java:$(jv_line 'brie(100000); // the main loop')[)];Cheese[.]brie [(]Cheese[.]java:$(jv_line 'return camembert(n)')[)];Cheese[.]camembert [(]Cheese[.]java:$(jv_line 'return reblochon(n)')[)];Cheese[.]reblochon [(]Cheese[.]java"
 	set -- $(awk -v c="$chain" '/Cheese[.]brie/ { all += $NF; if ($0 ~ c) n += $NF }
 		END { print n + 0, all + 0 }' "$SCRATCH/jvp.out")
 	inlined=$(vm_samples "$SCRATCH/jvp.all" 'Cheese[.](camembert|reblochon) [(]Cheese[.]java:[0-9]+[)]_[[]i[]]')
@@ -81,6 +91,6 @@ else
 	    [ "$inlined" -gt 0 ] && [ $((rooted * 100)) -ge $(($2 * 90)) ]; then
 		result jvm profile pass "$1 of $2 samples the chain, $inlined with what C2 inlined, $rooted whole from the launcher's thread"
 	else
-		result jvm profile fail "rc=$vm_rc $1 of $2 the chain, $inlined inlined, $rooted whole $(grep -iE 'hotspot|jvm' "$SCRATCH/jvp.err" | head -n 2) $(head -c 600 "$SCRATCH/jvp.out")"
+		result jvm profile fail "rc=$vm_rc $1 of $2 the chain, $inlined inlined, $rooted whole, $_try tries $(grep -iE 'hotspot|jvm' "$SCRATCH/jvp.err" | grep -v libbpf | head -n 2) $(vm_offchain "$SCRATCH/jvp.out" 'Cheese[.]brie' "$chain")"
 	fi
 fi
