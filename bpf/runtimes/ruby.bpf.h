@@ -129,6 +129,27 @@ static __always_inline bool ruby_in(const __u64 (*ranges)[2], __u64 v)
 	return in;
 }
 
+/*
+ * Has the innermost run begun, its first frame's pc still at its start?
+ * Then the walk's innermost frame is a helper that rb_vm_exec or the VM
+ * loop called, one or two frames out. A run about to begin is two C
+ * functions further at least: the one that called into Ruby, and its way
+ * to the frame it pushed (rb_yield ...).
+ */
+static __always_inline bool ruby_begun(struct ruby_scratch *s, struct merge_state *m)
+{
+	struct stack_trace *t;
+	__u32 zero = 0;
+	bool vm = false;
+
+	t = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!t)
+		return false;
+	for (__u32 j = 1; j <= 2; j++)
+		vm |= m->nin > j && (ruby_in(s->proc.core, t->ips[j]) || ruby_in(s->proc.loop, t->ips[j]));
+	return vm;
+}
+
 /* Native frame @v, the walk's @j-th: each rb_vm_exec frame the Ruby frames of its run. */
 static __always_inline int ruby_frame(struct merge_state *m, __u64 v, __u32 j)
 {
@@ -142,7 +163,8 @@ static __always_inline int ruby_frame(struct merge_state *m, __u64 v, __u32 j)
 	 */
 	if (j == 0 && s->pending && !ruby_in(s->proc.core, v) && !ruby_in(s->proc.loop, v)) {
 		s->pending = 0;
-		return MERGE_BEFORE;
+		if (!ruby_begun(s, m))
+			return MERGE_BEFORE;
 	}
 	/*
 	 * The thread in the VM while a C function's frame is the innermost:
