@@ -868,10 +868,10 @@ static int read_code_frame(const struct jvm *j, uint64_t v, struct frame_name *o
 		return err;
 	out->inlined = calloc(n - 1, sizeof(*out->inlined));
 	if (!out->inlined)
-		return 0;
+		return FRAME_NAME_PARTIAL;
 	for (int i = 0; i < n - 1; i++) {
 		if (method_frame(j, methods[i], bcis[i], &out->inlined[out->ninlined]))
-			break;
+			return frame_name__drop_inlined(out);
 		out->ninlined++;
 	}
 	return 0;

@@ -27,6 +27,7 @@ struct frame_names {
 	unsigned long long unreadable;	/* process gone, or memory not readable */
 	unsigned long long changed;	/* the object was not the frame's any more */
 	unsigned long long full;	/* not kept: NAMES_MAX, or the limit, reached */
+	unsigned long long partial;	/* named without the calls inlined there */
 };
 
 struct frame_names *frame_names__new(const struct frame_names_words *words)
@@ -74,10 +75,14 @@ static void name_free(struct frame_name *n)
 	free(n->inlined);
 }
 
-void frame_name__clear(struct frame_name *n)
+int frame_name__drop_inlined(struct frame_name *n)
 {
-	name_free(n);
-	memset(n, 0, sizeof(*n));
+	for (uint32_t i = 0; i < n->ninlined; i++)
+		name_free(&n->inlined[i]);
+	free(n->inlined);
+	n->inlined = NULL;
+	n->ninlined = 0;
+	return FRAME_NAME_PARTIAL;
 }
 
 static void entry_free(struct entry *e)
@@ -149,6 +154,8 @@ const struct frame_name *frame_names__get(struct frame_names *n, const struct pr
 		n->unreadable++;
 	else if (err == -ESTALE)
 		n->changed++;
+	else if (err == FRAME_NAME_PARTIAL)
+		n->partial++;
 	e = n->n < NAMES_MAX ? calloc(1, sizeof(*e)) : NULL;
 	if (!e) {
 		n->full++;
@@ -205,4 +212,7 @@ void frame_names__warn_losses(const struct frame_names *n)
 		pr_warn("%llu %s frames are %s: more than %d distinct frames, or %zu MiB of their "
 			"names (a quarter of --symbol-memory)", n->full, w->runtime, w->unknown,
 			NAMES_MAX, n->limit >> 20);
+	if (n->partial)
+		pr_warn("%llu %s frames are named without the calls their compiler inlined there: "
+			"one of those calls' functions could not be read", n->partial, w->runtime);
 }

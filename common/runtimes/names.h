@@ -38,11 +38,13 @@ void frame_names__set_limit(struct frame_names *n, size_t bytes);
 size_t frame_names__bytes(const struct frame_names *n);
 
 /*
- * Reads a frame's name into *@out: 0, -EFAULT (its memory could not be
- * read), -ESTALE (its object is not the frame's any more), or another
- * negative errno.
+ * Reads a frame's name into *@out: 0, FRAME_NAME_PARTIAL (named, without
+ * the calls inlined there: frame_name__drop_inlined), -EFAULT (its memory
+ * could not be read), -ESTALE (its object is not the frame's any more), or
+ * another negative errno.
  */
 typedef int (*frame_name_read_fn)(void *ctx, struct frame_name *out);
+#define FRAME_NAME_PARTIAL 1
 
 /*
  * Frame @v (and @data) of process @p: named before, or now by @read (NULL:
@@ -55,8 +57,12 @@ const struct frame_name *frame_names__get(struct frame_names *n, const struct pr
 
 /* Fills *@out from @func, @file (its base name shown) and @line: 0 or -ENOMEM. */
 int frame_name__make(struct frame_name *out, const char *func, const char *file, uint32_t line);
-/* Frees what *@n holds (its strings, its inlined calls), leaving it empty. */
-void frame_name__clear(struct frame_name *n);
+/*
+ * Takes away all the calls inlined into *@n, where one of them could not
+ * be read: a chain missing a call would say a function called another it
+ * did not. FRAME_NAME_PARTIAL, for the read to return (counted, said at exit).
+ */
+int frame_name__drop_inlined(struct frame_name *n);
 
 /* Forgets what it holds of processes for which @gone says yes: runs without end stay bounded. */
 void frame_names__forget(struct frame_names *n, bool (*gone)(void *ctx, const struct proc_key *p),

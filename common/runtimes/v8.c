@@ -863,16 +863,10 @@ static int code_frame_name(const struct heap *h, const struct runtime_read *r, u
 		return err;
 	out->inlined = calloc(n, sizeof(*out->inlined));
 	if (!out->inlined)
-		return 0;
-	/* All of them or none: a chain missing a call would say a function called another it did not. */
+		return FRAME_NAME_PARTIAL;
 	for (int i = 0; i < n; i++) {
-		if (function_name(h, r->p, inlined[i], -1, 0, &out->inlined[out->ninlined])) {
-			while (out->ninlined)
-				frame_name__clear(&out->inlined[--out->ninlined]);
-			free(out->inlined);
-			out->inlined = NULL;
-			break;
-		}
+		if (function_name(h, r->p, inlined[i], -1, 0, &out->inlined[out->ninlined]))
+			return frame_name__drop_inlined(out);
 		out->ninlined++;
 	}
 	return 0;

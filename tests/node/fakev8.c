@@ -8,13 +8,15 @@
  * memory of no file, as V8's compiled code does: once under a Code object
  * that claims all memory after it, whose inlined calls go round in a
  * circle; once under a page of decoy headers whose Code says its code is
- * elsewhere. The stack tools must stay bounded, escape what they print and
- * misname nothing.
+ * elsewhere. With "jitlost", the first of those inlined calls is a
+ * function nowhere. The stack tools must stay bounded, escape what they
+ * print and misname nothing.
  *
- * usage: fakev8 SECONDS [jit] -- prints "pid PID", spins under its fake
- *                                frames for SECONDS (0: until killed or its
- *                                parent, the test, is gone)
+ * usage: fakev8 SECONDS [jit|jitlost] -- prints "pid PID", spins under its
+ *                                fake frames for SECONDS (0: until killed or
+ *                                its parent, the test, is gone)
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,9 +136,10 @@ typedef void (*jit_fn)(uint64_t function, uint64_t context, void (*leaf)(void));
  * Memory of no file, four pages, the first and third not to be read: in
  * the fourth jit_frame at 11.3's place for compiled code, after its
  * InstructionStream's map and Code, which lies about all after it; in the
- * second jit_frame again, under decoys. The two copies in @f.
+ * second jit_frame again, under decoys. The two copies in @f. @lost: the
+ * innermost inlined call's function is nowhere.
  */
-static int jit(jit_fn f[2])
+static int jit(jit_fn f[2], bool lost)
 {
 	uint8_t *page = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
 			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -186,7 +189,7 @@ static int jit(jit_fn f[2])
 	/* The inlined functions: weak references, one to a million locals, one to the escapes. */
 	object(LITERALS, MAP_WARRAY, 240);
 	put(LITERALS, 8, smi(0x7fffffff));
-	put(LITERALS, 16, tag(SFI2) | 2);
+	put(LITERALS, 16, (lost ? 0x10000001 : tag(SFI2)) | 2);
 	put(LITERALS, 24, tag(SFI) | 2);
 	/* Call 2 in call 1, call 1 in call 2: round and round, were it followed. */
 	object(INLINING, MAP_BARRAY, 190);
@@ -238,11 +241,11 @@ int main(int argc, char **argv)
 	put(SCOPE2, 24, smi(1 << 20));
 
 	seconds = lifetime(argc > 1 ? argv[1] : "0");
-	if (argc > 2 && !strcmp(argv[2], "jit")) {
+	if (argc > 2 && !strncmp(argv[2], "jit", 3)) {
 		jit_fn f[2];
 
 #if defined(__x86_64__)
-		if (jit(f))
+		if (jit(f, !strcmp(argv[2], "jitlost")))
 #endif
 		{
 			fprintf(stderr, "fakev8: no x86-64 code of its own to run here\n");
