@@ -246,6 +246,43 @@ js_lines() {
 	! grep -q 'JavaScript frames are \[unknown js\]' "$T/err" || echo "# $(grep 'unknown js' "$T/err")"
 }
 
+@test "node: 2000 functions of one script, compiled apart: each frame its own function at its own line, none unnamed" {
+	require_bpf
+	# fI on many.js's line I + 1, each calling edam (line 1): as many
+	# distinct compiled codes as V8 makes of them, with edam inlined or not.
+	start_node "$CHEESE" many 2000
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 2000 ))
+	tool_start "$T/folded" "$T/err" "$BIN/profile" -v -p "$WPID" -F 999 -f
+	wait_cpu "$WPID" $(( $(cpu_ms "$WPID") + 8000 ))
+	tool_stop || fail "$(cat "$T/err")"
+	# Of the main thread's samples (under main), those in many.js (the
+	# rest: main's own loop); the functions seen, and those seen optimized
+	# (edam inlined into them); the samples unnamed, of all threads.
+	run awk '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); all += n
+		   if (s ~ /\[unknown js\]/) unknown += n
+		   if (s !~ /;main \(cheese\.js:[0-9]+\)/) next
+		   main += n
+		   k = split(s, fr, ";"); ours = 0; f = ""
+		   for (i = 1; i <= k; i++) {
+			if (fr[i] !~ /many\.js/) continue
+			ours = 1
+			inl = sub(/_\[i\]$/, "", fr[i])
+			if (fr[i] == "edam (many.js:1)") { if (inl && f != "") opt[f] = 1; continue }
+			f = fr[i]; sub(/^f/, "", f); sub(/ .*/, "", f)
+			if (fr[i] != "f" f " (many.js:" f + 1 ")") { print "misnamed: " fr[i]; bad = 1 }
+			seen[f] = 1
+		   }
+		   if (ours) named += n }
+		 END { for (f in seen) fns++
+		       for (f in opt) opts++
+		       printf "%d of the main thread'"'"'s %d samples in many.js; %d functions seen, %d optimized; %d of %d unnamed\n",
+			      named, main, fns, opts, unknown, all
+		       exit bad || named * 100 < main * 75 || fns < 1000 || opts < 100 || unknown * 100 > all }' "$T/folded"
+	echo "# $output"
+	assert_success
+	grep "frame names" "$T/err" | sed 's/^/# /'
+}
+
 @test "node: a worker thread's JavaScript, its own isolate, named as the main thread's" {
 	require_bpf
 	start_node --no-turbo-inlining "$CHEESE" worker
@@ -275,7 +312,7 @@ js_lines() {
 		 END { printf "%d of %d the chain, %d unnamed\n", whole, all, unnamed; exit !(whole >= 50 && !unnamed) }' "$T/ours"
 }
 
-# fakev8_profile [jit]: tests/node/fakev8 built and run (its frames without
+# fakev8_profile [jit|jitlost]: tests/node/fakev8 built and run (its frames without
 # CFI, by frame pointers, as V8's JIT code), profile -f on it for 1.5 s of
 # its CPU into $T/folded and $T/err; bounded: a walk or a naming that never
 # ended would be killed (124).
@@ -323,4 +360,19 @@ fakev8_profile() {
 	assert_line "${evil}_[i];<anonymous> (<native>)_[i];fakev8_leaf"
 	assert_line "fakev8_leaf"
 	[ "${#lines[@]}" -eq 2 ] || fail "$output"
+}
+
+@test "node: optimized code whose inlined call's function cannot be read keeps none of its inlined calls, and says so at exit" {
+	require_bpf
+	[ "$(uname -m)" = x86_64 ] || skip "its planted code is x86-64's"
+	fakev8_profile jitlost
+	evil='\x1b[2J\x1b]0:pwned\x07evil\x0aname:x (\x1b[31mred.js)'
+	# Its function alone, under its Code as under the decoys: the outer
+	# inlined call, readable, is not kept without the inner one.
+	P="fakev8;_start;__libc_start_main;__libc_start_call_main;main;$evil;" run awk \
+		'index($0, ENVIRON["P"]) == 1 { sub(/ [0-9]+$/, ""); print substr($0, length(ENVIRON["P"]) + 1); next }
+		 { print "other: " $0 }' "$T/folded"
+	assert_output "fakev8_leaf"
+	grep -E '^profile: 1 JavaScript frames are named without the calls their compiler inlined there: one of those calls. functions could not be read$' "$T/err" ||
+		fail "$(cat "$T/err")"
 }

@@ -8,6 +8,9 @@
 //                                 all the while: V8's collector moves them, and their code
 //        node cheese.js worker -- a worker thread (its own isolate) busy, main's waiting
 //        node cheese.js brief  -- busy for a second of CPU, then exits
+//        node cheese.js many N -- busy through N functions of a script of their own,
+//                                 many.js, fN on its line N + 1, each calling edam:
+//                                 as many distinct compiled codes as the JIT makes
 // Prints "pid PID" once running (the worker's "worker TID" too); runs until killed or
 // its parent (the test) is gone.
 'use strict';
@@ -64,6 +67,19 @@ function main(mode) {
     const { Worker } = require('worker_threads');
     const w = new Worker(__filename, { argv: ['busy'] });
     w.on('message', (tid) => console.log('pid ' + process.pid + '\nworker ' + tid));
+    return;
+  }
+  if (mode === 'many') {
+    // One function a line, their names their lines: a frame named fI at
+    // any line but I + 1 is misnamed.
+    const n = Number(process.argv[3]);
+    const src = ['function edam(n) { let x = 0; for (let i = 0; i < n; i++) x += (i * i) % 7; return x; }'];
+    for (let i = 1; i <= n; i++) src.push(`function f${i}(k) { return edam(k) + ${i}; }`);
+    src.push(`[${Array.from({ length: n }, (_, i) => `f${i + 1}`).join(', ')}]`);
+    const fns = require('vm').runInThisContext(src.join('\n'), { filename: 'many.js' });
+    console.log('pid ' + process.pid);
+    while (!orphaned())
+      for (const f of fns) sink += f(200);
     return;
   }
   if (mode === 'brief') {
