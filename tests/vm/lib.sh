@@ -114,6 +114,16 @@ vm_held() {
 	vm_rc=$?
 }
 
+# vm_held_2s PID NAME TOOL [ARGS...]: TOOL ARGS -p PID for 2 s with
+# vm_held, output in $SCRATCH/NAME.out and .err; vm_rc 98 if PID is gone.
+vm_held_2s() {
+	_w=$1 _n=$2
+	shift 2
+	vm_rc=98
+	kill -0 $_w 2> /dev/null || return 0
+	vm_held $_w "$SCRATCH/$_n.out" "$SCRATCH/$_n.err" "$@" -p $_w 2
+}
+
 # vm_warm PID TICKS: waits (60 s at most) until workload PID has run TICKS
 # clock ticks (100 a second): a JIT (V8's, the JVM's) optimizes what it
 # runs later under emulation than outside it.

@@ -18,8 +18,9 @@ jv_line() {
 }
 
 # jv_start NAME: the JVM's busy main thread (jv_pid), warmed for C2 to
-# compile it; its output in $SCRATCH/NAME.work. Fails if it never ran.
+# compile it; its output in $SCRATCH/NAME.work. Fails (vm_rc 98) if it never ran.
 jv_start() {
+	vm_rc=98
 	: > "$SCRATCH/$1.work"
 	# Its launcher finds its libraries by $ORIGIN, which needs a /proc (taken
 	# away after: on the host, the root is copied into the next guest's).
@@ -44,21 +45,10 @@ jv_stop() {
 	[ -z "$jv_mounted" ] || umount "$jv_root/proc"
 }
 
-# jv_profile NAME TOOL ARGS...: TOOL -p jv_pid ARGS for 2 s, held while
-# the tool loads (vm_held); output in $SCRATCH/NAME.out and .err, vm_rc
-# TOOL's exit status (98: no JVM running).
-jv_profile() {
-	_n=$1
-	shift
-	vm_rc=98
-	kill -0 $jv_pid 2> /dev/null || return 0
-	vm_held $jv_pid "$SCRATCH/$_n.out" "$SCRATCH/$_n.err" "$@" -p $jv_pid 2
-}
-
 if [ ! -x "$jv_root/usr/lib/jvm/default/bin/java" ]; then
 	result jvm profile fail "no java at $jv_root"
 elif [ $jv_version -lt 517 ]; then
-	jv_start jvfp && jv_profile jvfp profile -f -F 99
+	jv_start jvfp && vm_held_2s $jv_pid jvfp profile -f -F 99
 	jv_stop
 	if [ $vm_rc = 0 ] && [ -z "$(vm_leftover profile)" ] && ! grep -q '(Cheese\.java:' "$SCRATCH/jvfp.out"; then
 		result jvm profile n/a "no Java frames walked before 5.17 (bpf_loop)"
@@ -72,7 +62,7 @@ else
 	# yet: a guest beside the suite gets so little of the host that its
 	# clock ticks are not work done, and a new JVM would start over.
 	for _try in 1 2 3 4 5 6; do
-		jv_profile jvp profile -v -f -F 99
+		vm_held_2s $jv_pid jvp profile -v -f -F 99
 		cat "$SCRATCH/jvp.out" >> "$SCRATCH/jvp.all"
 		[ $vm_rc = 0 ] && { [ "$(vm_samples "$SCRATCH/jvp.all" 'Cheese[.]brie')" -lt 50 ] ||
 			[ "$(vm_samples "$SCRATCH/jvp.all" 'Cheese[.](camembert|reblochon) [(]Cheese[.]java:[0-9]+[)]_[[]i[]]')" = 0 ]; } || break

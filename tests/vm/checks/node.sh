@@ -18,8 +18,9 @@ js_line() {
 }
 
 # js_start NAME: the busy chain (js_pid), warmed; its output in
-# $SCRATCH/NAME.work. Fails if it never printed its pid.
+# $SCRATCH/NAME.work. Fails (vm_rc 98) if it never printed its pid.
 js_start() {
+	vm_rc=98
 	: > "$SCRATCH/$1.work"
 	chroot "$js_root" /usr/bin/node /tmp/cheese.js busy > "$SCRATCH/$1.work" &
 	js_pid=$!
@@ -33,21 +34,10 @@ js_stop() {
 	wait $js_pid 2> /dev/null
 }
 
-# js_profile NAME TOOL ARGS...: TOOL -p js_pid ARGS for 2 s, held while
-# the tool loads (vm_held); output in $SCRATCH/NAME.out and .err, vm_rc
-# TOOL's exit status (98: no chain running).
-js_profile() {
-	_n=$1
-	shift
-	vm_rc=98
-	kill -0 $js_pid 2> /dev/null || return 0
-	vm_held $js_pid "$SCRATCH/$_n.out" "$SCRATCH/$_n.err" "$@" -p $js_pid 2
-}
-
 if [ ! -x "$js_root/usr/bin/node" ]; then
 	result node profile fail "no node at $js_root"
 elif [ $js_version -lt 517 ]; then
-	js_start jsfp && js_profile jsfp profile -f -F 99
+	js_start jsfp && vm_held_2s $js_pid jsfp profile -f -F 99
 	js_stop
 	if [ $vm_rc = 0 ] && [ -z "$(vm_leftover profile)" ] && ! grep -q '(cheese\.js:' "$SCRATCH/jsfp.out"; then
 		result node profile n/a "no JavaScript frames named before 5.17 (bpf_loop): $(vm_samples "$SCRATCH/jsfp.out" ";node::Start") samples of its main thread"
@@ -61,7 +51,7 @@ else
 	# yet: a guest beside the suite gets so little of the host that its
 	# clock ticks are not work done, and a new node would start over.
 	for _try in 1 2 3 4 5 6 7 8; do
-		js_profile jsp profile -v -f -F 99
+		vm_held_2s $js_pid jsp profile -v -f -F 99
 		cat "$SCRATCH/jsp.out" >> "$SCRATCH/jsp.all"
 		[ $vm_rc = 0 ] && { [ "$(vm_samples "$SCRATCH/jsp.all" ';node::Start')" -lt 50 ] ||
 			[ "$(vm_samples "$SCRATCH/jsp.all" 'reblochon [(]cheese[.]js:[0-9]+[)]_[[]i[]]')" = 0 ]; } || break
