@@ -134,7 +134,12 @@ static __always_inline int hotspot_interpreted(struct hotspot_scratch *s, struct
 	    bcp - s->const_method - s->proc.l.const_size < HOTSPOT_BCI_NONE)
 		bci = bcp - s->const_method - s->proc.l.const_size;
 	hotspot_put(s, st->n - 1, HOTSPOT_INTERP_FRAME(method, bci));
-	if (sender_sp < fp + 16 || (sender_sp & 7))
+	/*
+	 * Up the stack, but not always above this frame's record: arm64's
+	 * interpreter keeps its machine sp below its expression stack, and
+	 * builds a callee's frame from the expression stack down, over it.
+	 */
+	if (sender_sp <= st->sp || (sender_sp & 7))
 		return 1;
 	st->fp = w[HOTSPOT_INTERP_LOW / 8];
 	st->ip = UNWIND_CODE(w[HOTSPOT_INTERP_LOW / 8 + 1]);

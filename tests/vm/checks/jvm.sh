@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # The JVM on a test VM's kernel: Debian 13's openjdk-21, chrooted, runs
 # tests/jvm/Cheese.java's main loop; profile must name its busy chain's
-# Java methods, whole from Cheese.main through what C2 inlined, where the
+# Java methods, whole from Cheese.main through what C2 inlined, and
+# offcputime its sleeping thread's, whole from the thread's root, where the
 # kernel has bpf_loop (5.17), on arm64 too; before, its frames stay native.
 #
 # POSIX sh; see tests/vm/lib.sh. JVMROOT is the unpacked JVM with the
@@ -67,6 +68,12 @@ else
 		[ $vm_rc = 0 ] && { [ "$(vm_samples "$SCRATCH/jvp.all" 'Cheese[.]brie')" -lt 50 ] ||
 			[ "$(vm_samples "$SCRATCH/jvp.all" 'Cheese[.](camembert|reblochon) [(]Cheese[.]java:[0-9]+[)]_[[]i[]]')" = 0 ]; } || break
 	done
+	prc=$vm_rc
+	# Its sleeping thread, off its CPU in Thread.sleep under comte and
+	# beaufort, interpreted or not (arm64's interpreter builds a callee's
+	# frame over its caller's stack pointer).
+	vm_held_2s $jv_pid jvo offcputime -f
+	orc=$vm_rc
 	jv_stop
 	sed 's/_\[i\]//g' "$SCRATCH/jvp.all" > "$SCRATCH/jvp.out"
 	# Brackets, not backslashes: awk -v takes escapes away. reblochon's
@@ -77,10 +84,20 @@ else
 	inlined=$(vm_samples "$SCRATCH/jvp.all" 'Cheese[.](camembert|reblochon) [(]Cheese[.]java:[0-9]+[)]_[[]i[]]')
 	# Whole: from the launcher's thread through the call stub into Java.
 	rooted=$(vm_samples "$SCRATCH/jvp.out" ';ThreadJavaMain;JavaMain;.*;JavaCalls::call_helper.*;[[]StubRoutines [^]]*[]];Cheese[.]main ')
-	if [ $vm_rc = 0 ] && [ -z "$(vm_leftover profile)" ] && [ "$2" -ge 50 ] && [ $(($1 * 100)) -ge $(($2 * 90)) ] &&
+	if [ $prc = 0 ] && [ -z "$(vm_leftover profile)" ] && [ "$2" -ge 50 ] && [ $(($1 * 100)) -ge $(($2 * 90)) ] &&
 	    [ "$inlined" -gt 0 ] && [ $((rooted * 100)) -ge $(($2 * 90)) ]; then
 		result jvm profile pass "$1 of $2 samples the chain, $inlined with what C2 inlined, $rooted whole from the launcher's thread"
 	else
-		result jvm profile fail "rc=$vm_rc $1 of $2 the chain, $inlined inlined, $rooted whole, $_try tries $(grep -iE 'hotspot|jvm' "$SCRATCH/jvp.err" | grep -v libbpf | head -n 2) $(vm_offchain "$SCRATCH/jvp.out" 'Cheese[.]brie' "$chain")"
+		result jvm profile fail "rc=$prc $1 of $2 the chain, $inlined inlined, $rooted whole, $_try tries $(grep -iE 'hotspot|jvm' "$SCRATCH/jvp.err" | grep -v libbpf | head -n 2) $(vm_offchain "$SCRATCH/jvp.out" 'Cheese[.]brie' "$chain")"
+	fi
+	# Its time, microseconds: 90% under the chain whole from its thread's root.
+	sed 's/_\[i\]//g' "$SCRATCH/jvo.out" > "$SCRATCH/jvo.plain"
+	asleep="^sleeper;.*;thread_native_entry.*;JavaCalls::call_helper.*;java[.]lang[.]Thread[.]run .*;Cheese[.]comte [(]Cheese[.]java:$(jv_line '        beaufort();')[)];Cheese[.]beaufort [(]Cheese[.]java:$(jv_line 'Thread.sleep(20)')[)];java[.]lang[.]Thread[.]sleep "
+	set -- $(awk -v c="$asleep" '/^sleeper;/ { all += $NF; if ($0 ~ c) n += $NF }
+		END { print n + 0, all + 0 }' "$SCRATCH/jvo.plain")
+	if [ $orc = 0 ] && [ -z "$(vm_leftover offcputime)" ] && [ "$2" -ge 500000 ] && [ $(($1 * 100)) -ge $(($2 * 90)) ]; then
+		result jvm offcputime pass "$1 of $2 us of its sleeping thread under comte and beaufort, whole from its root"
+	else
+		result jvm offcputime fail "rc=$orc $1 of $2 us under the chain $(vm_offchain "$SCRATCH/jvo.plain" '^sleeper;' "$asleep")"
 	fi
 fi
