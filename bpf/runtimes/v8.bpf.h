@@ -18,6 +18,10 @@ struct v8_scratch {
 	struct proc_key key;
 	struct stack_trace out;		/* the stack, JavaScript frames in */
 	__u32 in, nin, nout;
+	/* The maps a walk met, and their instance types: a stack's functions share a few. */
+	__u64 map[V8_MAPS_KEPT];
+	__u16 map_type[V8_MAPS_KEPT];
+	__u32 maps;			/* maps met: the next is kept at maps % V8_MAPS_KEPT */
 	__u8 active;			/* the walk's process runs V8 */
 };
 
@@ -57,15 +61,23 @@ static __always_inline __u16 v8_object(struct v8_scratch *s, __u64 tagged)
 {
 	__u64 map;
 	__u16 type = 0;
+	__u32 i;
 
 	if (!v8_heap(tagged) ||
 	    bpf_probe_read_user(s->obj, sizeof(s->obj), (const void *)(tagged - V8_HEAP_TAG)))
 		return 0;
 	map = v8_word(s->obj, 0);
-	if (!v8_heap(map) ||
-	    bpf_probe_read_user(&type, sizeof(type),
+	if (!v8_heap(map))
+		return 0;
+	for (i = 0; i < V8_MAPS_KEPT; i++)
+		if (s->map[i] == map)
+			return s->map_type[i];
+	if (bpf_probe_read_user(&type, sizeof(type),
 				(const void *)(map - V8_HEAP_TAG + s->proc.l.map_instance_type)))
 		return 0;
+	i = s->maps++ % V8_MAPS_KEPT;
+	s->map[i] = map;
+	s->map_type[i] = type;
 	return type;
 }
 
@@ -177,6 +189,9 @@ static __always_inline int v8_merge(struct stack_trace *t, int n)
 		return n;
 	s->in = s->nout = 0;
 	s->nin = n;
+	/* Kept for one walk only: the collector frees maps, and their memory is reused. */
+	__builtin_memset(s->map, 0, sizeof(s->map));
+	s->maps = 0;
 	bpf_loop(STACK_MAX_DEPTH, v8_merge_step, NULL, 0);
 	bpf_probe_read_kernel(t, sizeof(*t), &s->out);
 	return n;

@@ -23,6 +23,8 @@
 
 /* What the walk reads of a JSFunction or a SharedFunctionInfo: from the object's start. */
 #define V8_OBJECT_READ		64
+/* Maps whose instance types a walk keeps. */
+#define V8_MAPS_KEPT		4
 
 /* Where a V8 version keeps what the walk reads: offsets in bytes, instance types. */
 struct v8_layout {
